@@ -1,0 +1,95 @@
+import type { Catalog } from '../shared/catalog/catalog.js';
+import type { DatedActivity, EventStore } from '../shared/clickhouse/event-store.js';
+import { localDate } from '../shared/dates.js';
+import type { Logger } from '../shared/log.js';
+import {
+  checkRecord,
+  isActivity,
+  type ActivityRecord,
+  type CatalogRecord,
+  type MailstatsRecord,
+} from '../shared/records/index.js';
+import type { DecodedItem } from './decode.js';
+
+export interface Rejection {
+  line: number;
+  reason: string;
+}
+export interface IngestResult {
+  accepted: number;
+  rejected: Rejection[];
+}
+
+/**
+ * validate → (reject | batch) → write, the same for HTTP bodies and Kafka batches. Writes are
+ * serialised: one writer per process keeps dedup lookups and day recomputes race-free.
+ */
+export class Pipeline {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly events: EventStore,
+    private readonly batchSize: number,
+    private readonly log: Logger,
+  ) {}
+
+  /** Validate decoded items, write the valid ones; resolves once they are durable and queryable. */
+  async ingest(items: DecodedItem[]): Promise<IngestResult> {
+    const rejected: Rejection[] = [];
+    const records: MailstatsRecord[] = [];
+    for (const item of items) {
+      if ('error' in item) {
+        rejected.push({ line: item.line, reason: item.error });
+        continue;
+      }
+      const check = checkRecord(item.value);
+      if (check.ok) records.push(check.record);
+      else rejected.push({ line: item.line, reason: check.reason });
+    }
+    await this.write(records);
+    return { accepted: records.length, rejected };
+  }
+
+  /** Write validated records (catalog first, so a list's time zone is known before its activity). */
+  write(records: MailstatsRecord[]): Promise<void> {
+    const run = this.queue.then(() => this.writeNow(records));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async writeNow(records: MailstatsRecord[]): Promise<void> {
+    const activity: ActivityRecord[] = [];
+    const catalog: CatalogRecord[] = [];
+    for (const r of records) (isActivity(r) ? activity : catalog).push(r as never);
+    if (catalog.length > 0) await this.writeCatalog(catalog);
+    for (let i = 0; i < activity.length; i += this.batchSize) {
+      const dated = await this.date(activity.slice(i, i + this.batchSize));
+      const { written, duplicates } = await this.events.write(dated);
+      this.log.debug({ written, duplicates }, 'activity batch stored');
+    }
+  }
+
+  private async writeCatalog(records: CatalogRecord[]): Promise<void> {
+    const lists = [...new Set(records.flatMap((r) => (r.type === 'list' ? [r.list_id] : [])))];
+    const before = await Promise.all(lists.map((id) => this.catalog.timezoneOf(id)));
+    await this.catalog.write(records);
+    for (const [i, id] of lists.entries()) {
+      const tz = await this.catalog.timezoneOf(id);
+      if (tz !== before[i]) {
+        this.log.info({ list_id: id, from: before[i], to: tz }, 'list time zone changed: rebuilding its aggregates');
+        await this.events.rebuildList(id, tz);
+      }
+    }
+  }
+
+  /** Grouping date: the day the message was sent when the record says so, else its own timestamp. */
+  private async date(records: ActivityRecord[]): Promise<DatedActivity[]> {
+    const zones = new Map<number, string>();
+    for (const r of records) if (!zones.has(r.list_id)) zones.set(r.list_id, await this.catalog.timezoneOf(r.list_id));
+    return records.map((record) => {
+      const at = 'sent_at' in record && record.sent_at !== undefined ? record.sent_at : record.timestamp;
+      return { record, day: localDate(at, zones.get(record.list_id)!) };
+    });
+  }
+}

@@ -1,0 +1,38 @@
+import { DEMO } from './ingest/demo-seed.js';
+import { ConfigError, loadConfig } from './shared/config.js';
+import { startService } from './shared/service.js';
+
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const service = await startService(config);
+  const mode = config.CLICKHOUSE_URL ? `ClickHouse server ${config.CLICKHOUSE_URL}` : `embedded ClickHouse in ${config.DATA_DIR}`;
+  console.log(`mailstats is running (${mode}, role ${config.ROLE})`);
+  if (service.url) console.log(`  API:          ${service.url}/api/1.2/rest/{user_id}/{api_key}/{operation}.json`);
+  if (service.url) console.log(`  ingest:       POST ${service.url}/ingest  (Authorization: Bearer ${service.ingestToken})`);
+  if (!config.CLICKHOUSE_URL && config.SEED_DEMO) {
+    console.log(`  demo tenant:  user_id ${DEMO.userId}, api_key ${DEMO.apiKey}, lists ${DEMO.lists.map((l) => l.list_id).join(', ')}${service.seeded ? ' (just loaded)' : ''}`);
+    if (service.url) console.log(`  try:          curl '${service.url}/api/1.2/rest/${DEMO.userId}/${DEMO.apiKey}/automation.stats.json?list_id=1&days=7'`);
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    service.log.info({ signal }, 'shutting down');
+    await service.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+await main();

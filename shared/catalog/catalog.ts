@@ -1,0 +1,174 @@
+import type { Db } from '../clickhouse/client.js';
+import type { Logger } from '../log.js';
+import type {
+  CatalogRecord,
+  ListRecord,
+  SmtpAccountRecord,
+  TemplateRecord,
+  UserRecord,
+  ListAccessRecord,
+} from '../records/index.js';
+
+/** A template as stored, with a token that changes whenever a newer version is stored. */
+export type StoredTemplate = TemplateRecord & { versionToken: string };
+export type ListInfo = Omit<ListRecord, 'timezone'> & { timezone: string };
+
+const MAX_CACHED = 50_000;
+
+function keyOf(r: CatalogRecord): { key: string; listId: number } {
+  switch (r.type) {
+    case 'list':
+      return { key: String(r.list_id), listId: r.list_id };
+    case 'user':
+      return { key: String(r.user_id), listId: 0 };
+    case 'list_access':
+      return { key: `${r.user_id}:${r.list_id}`, listId: r.list_id };
+    case 'smtp_account':
+      return { key: r.account_id, listId: r.list_id };
+    case 'template':
+      return { key: `${r.account_id}/${r.template_id}`, listId: 0 };
+    case 'workflow':
+      return { key: String(r.workflow_id), listId: r.list_id };
+  }
+}
+
+let lastArrival = 0;
+/** Arrival order for records without a version: increasing within the process, time-ordered across. */
+function nextArrival(): number {
+  lastArrival = Math.max(lastArrival + 1, Date.now() * 1000);
+  return lastArrival;
+}
+
+/**
+ * Catalog entities (lists, users, grants, accounts, templates, workflows): upserts where the highest
+ * (version, arrival) wins. Reads are cached; the cache is dropped whenever the catalog changes —
+ * at once for writes made by this process, within CATALOG_POLL_MS for another process's writes.
+ */
+export class Catalog {
+  private cache = new Map<string, Promise<unknown>>();
+  /** Bumped on every invalidation, so a lookup that raced a write is not kept. */
+  private epoch = 0;
+  private generation = -1;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly defaultTimezone: string,
+    private readonly log: Logger,
+  ) {}
+
+  startPolling(intervalMs: number): void {
+    const poll = async () => {
+      try {
+        const [row] = await this.db.query<{ g: number }>('SELECT max(arrival) AS g FROM catalog', {}, {
+          output_format_json_quote_64bit_integers: 0,
+        });
+        const g = row?.g ?? 0;
+        if (g !== this.generation) {
+          this.generation = g;
+          this.invalidate();
+        }
+      } catch (err) {
+        this.log.warn({ err }, 'catalog poll failed');
+      }
+      this.timer = setTimeout(poll, intervalMs);
+      this.timer.unref();
+    };
+    void poll();
+  }
+
+  stopPolling(): void {
+    clearTimeout(this.timer);
+  }
+
+  async write(records: CatalogRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const rows = records.map((r) => {
+      const { key, listId } = keyOf(r);
+      return [r.type, key, listId, r.version ?? 0, nextArrival(), JSON.stringify(r)];
+    });
+    try {
+      await this.db.insert('catalog', ['kind', 'key', 'list_id', 'version', 'arrival', 'payload'], rows);
+    } finally {
+      this.invalidate();
+    }
+  }
+
+  async list(listId: number): Promise<ListInfo | undefined> {
+    const r = await this.latest<ListRecord>('list', String(listId));
+    return r && { ...r, timezone: r.timezone ?? this.defaultTimezone };
+  }
+
+  /** The time zone a list's dates are counted in (the default for a list not in the catalog yet). */
+  async timezoneOf(listId: number): Promise<string> {
+    return (await this.list(listId))?.timezone ?? this.defaultTimezone;
+  }
+
+  user(userId: number): Promise<UserRecord | undefined> {
+    return this.latest<UserRecord>('user', String(userId));
+  }
+
+  async hasGrant(userId: number, listId: number): Promise<boolean> {
+    return (await this.latest<ListAccessRecord>('list_access', `${userId}:${listId}`))?.granted === true;
+  }
+
+  /** The list's accounts at their latest version (an account moved to another list is not returned). */
+  accounts(listId: number): Promise<SmtpAccountRecord[]> {
+    return this.cached(`accounts|${listId}`, async () => {
+      const rows = await this.db.query<{ payload: string }>(
+        `SELECT payload FROM catalog
+         WHERE kind = 'smtp_account'
+           AND key IN (SELECT key FROM catalog WHERE kind = 'smtp_account' AND list_id = {list:UInt64})
+         ORDER BY key, version DESC, arrival DESC
+         LIMIT 1 BY key`,
+        { list: listId },
+      );
+      return rows.map((r) => JSON.parse(r.payload) as SmtpAccountRecord).filter((a) => a.list_id === listId);
+    });
+  }
+
+  async template(accountId: string, templateId: string): Promise<StoredTemplate | undefined> {
+    return this.cached(`template|${accountId}/${templateId}`, async () => {
+      const [row] = await this.db.query<{ payload: string; version: number; arrival: number }>(
+        `SELECT payload, version, arrival FROM catalog
+         WHERE kind = 'template' AND key = {key:String}
+         ORDER BY version DESC, arrival DESC LIMIT 1`,
+        { key: `${accountId}/${templateId}` },
+        { output_format_json_quote_64bit_integers: 0 },
+      );
+      if (!row) return undefined;
+      return { ...(JSON.parse(row.payload) as TemplateRecord), versionToken: `${row.version}.${row.arrival}` };
+    });
+  }
+
+  private latest<T>(kind: string, key: string): Promise<T | undefined> {
+    return this.cached(`${kind}|${key}`, async () => {
+      const [row] = await this.db.query<{ payload: string }>(
+        `SELECT payload FROM catalog WHERE kind = {kind:String} AND key = {key:String}
+         ORDER BY version DESC, arrival DESC LIMIT 1`,
+        { kind, key },
+      );
+      return row ? (JSON.parse(row.payload) as T) : undefined;
+    });
+  }
+
+  private invalidate(): void {
+    this.epoch++;
+    this.cache.clear();
+  }
+
+  /** Concurrent readers of one key share a lookup; a failed or outdated lookup is not kept. */
+  private cached<T>(key: string, load: () => Promise<T>): Promise<T> {
+    const hit = this.cache.get(key) as Promise<T> | undefined;
+    if (hit) return hit;
+    if (this.cache.size >= MAX_CACHED) this.cache.clear();
+    const epoch = this.epoch;
+    const p = load();
+    this.cache.set(key, p);
+    const forget = () => {
+      if (this.cache.get(key) === p) this.cache.delete(key);
+    };
+    p.then(() => epoch !== this.epoch && forget(), forget);
+    return p;
+  }
+}

@@ -1,0 +1,106 @@
+import { ACTIVITY_ENUM, DAILY_SETS_GROUP, DAILY_SETS_SELECT, SCOPE_COUNTERS } from './schema.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  statements: string[];
+}
+
+/**
+ * Append-only: a released migration is never edited, a change is a new one. Every statement is
+ * idempotent (IF NOT EXISTS) so that a start interrupted half-way simply runs it again.
+ */
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'raw events, dedup ledger, daily aggregates, catalog',
+    statements: [
+      // Raw activity, once per event_id. `day` is the grouping date in the list's time zone, fixed at
+      // ingest and recomputed by a list rebuild when the list's time zone changes.
+      `CREATE TABLE IF NOT EXISTS events (
+        event_id String,
+        type ${ACTIVITY_ENUM},
+        list_id UInt64,
+        workflow_id UInt64,
+        trigger_id UInt64,
+        subscriber_id UInt64,
+        ts DateTime64(3, 'UTC'),
+        sent_at Nullable(DateTime64(3, 'UTC')),
+        day Date,
+        status Enum8('none' = 0, 'ok' = 1, 'failed' = 2),
+        reason String,
+        order_id String,
+        value_ron Decimal(18, 4),
+        value_eur Decimal(18, 4),
+        ingested_at DateTime64(3, 'UTC')
+      ) ENGINE = MergeTree
+      PARTITION BY toYYYYMM(ts)
+      ORDER BY (list_id, ts)
+      SETTINGS non_replicated_deduplication_window = 1000`,
+      // Which event_ids were taken when: the dedup window is looked up here. Written after the
+      // events insert (and its views) completed, so a crash in between makes the retry redo the
+      // same token-deduplicated insert instead of skipping records.
+      `CREATE TABLE IF NOT EXISTS event_ids (
+        event_id String,
+        first_seen DateTime64(3, 'UTC')
+      ) ENGINE = MergeTree
+      PARTITION BY toMonday(first_seen)
+      ORDER BY event_id`,
+      // Short-lived: the ids (and touched days) of one batch, so dedup and recompute run server-side
+      // instead of shipping large id arrays as query parameters.
+      `CREATE TABLE IF NOT EXISTS ingest_batches (
+        batch_id String,
+        event_id String,
+        list_id UInt64,
+        day Date,
+        created DateTime DEFAULT now()
+      ) ENGINE = MergeTree
+      PARTITION BY toStartOfHour(created)
+      ORDER BY (batch_id, event_id)
+      TTL created + INTERVAL 1 HOUR DELETE`,
+      // Per (list, day, workflow, trigger, type): subscriber bitmap + counters + exact money.
+      `CREATE TABLE IF NOT EXISTS daily_sets (
+        list_id UInt64,
+        day Date,
+        workflow_id UInt64,
+        trigger_id UInt64,
+        type ${ACTIVITY_ENUM},
+        subs AggregateFunction(groupBitmap, UInt64),
+        n SimpleAggregateFunction(sum, UInt64),
+        ok SimpleAggregateFunction(sum, UInt64),
+        failed SimpleAggregateFunction(sum, UInt64),
+        ron SimpleAggregateFunction(sum, Decimal(38, 4)),
+        eur SimpleAggregateFunction(sum, Decimal(38, 4))
+      ) ENGINE = AggregatingMergeTree
+      PARTITION BY toYYYYMM(day)
+      ORDER BY (list_id, day, workflow_id, trigger_id, type)
+      SETTINGS non_replicated_deduplication_window = 1000`,
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS daily_sets_mv TO daily_sets AS ${DAILY_SETS_SELECT} ${DAILY_SETS_GROUP}`,
+      // The answer, precomputed as plain numbers for the shapes users ask most: all workflows
+      // (workflow_id = 0), one workflow, one trigger (trigger_id = 0: any). Rewritten for the touched
+      // days after every batch; the newest version of a row wins.
+      `CREATE TABLE IF NOT EXISTS daily_scopes (
+        list_id UInt64,
+        workflow_id UInt64,
+        trigger_id UInt64,
+        day Date,
+        ${SCOPE_COUNTERS.map((c) => `${c} UInt64`).join(',\n        ')},
+        value_ron Decimal(38, 4),
+        value_eur Decimal(38, 4),
+        version UInt64
+      ) ENGINE = ReplacingMergeTree(version)
+      ORDER BY (list_id, workflow_id, trigger_id, day)`,
+      // Catalog entities, one table: kind + key, newest (version, arrival) wins; payload is the
+      // validated record as JSON.
+      `CREATE TABLE IF NOT EXISTS catalog (
+        kind LowCardinality(String),
+        key String,
+        list_id UInt64,
+        version UInt64,
+        arrival UInt64,
+        payload String
+      ) ENGINE = ReplacingMergeTree
+      ORDER BY (kind, key, version, arrival)`,
+    ],
+  },
+];

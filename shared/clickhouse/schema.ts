@@ -1,0 +1,89 @@
+/**
+ * Everything the storage layer writes and reads is named here, so the SQL of migrations, ingest and
+ * queries agree on one definition of each column.
+ */
+
+export const ACTIVITY_ENUM =
+  "Enum8('send' = 1, 'open' = 2, 'click' = 3, 'purchase' = 4, 'bounce' = 5, 'unsubscribe' = 6, 'spam' = 7, 'event' = 8, 'condition' = 9, 'action' = 10)";
+
+export const EVENT_COLUMNS = [
+  'event_id',
+  'type',
+  'list_id',
+  'workflow_id',
+  'trigger_id',
+  'subscriber_id',
+  'ts',
+  'sent_at',
+  'day',
+  'status',
+  'reason',
+  'order_id',
+  'value_ron',
+  'value_eur',
+  'ingested_at',
+] as const;
+
+/** The per-(list, day, workflow, trigger, type) state a day's raw records fold into. */
+export const DAILY_SETS_SELECT = `
+  SELECT list_id, day, workflow_id, trigger_id, type,
+    groupBitmapStateIf(subscriber_id, type IN ('send', 'open', 'click')) AS subs,
+    count() AS n,
+    countIf(status = 'ok') AS ok,
+    countIf(status = 'failed') AS failed,
+    sum(value_ron) AS ron,
+    sum(value_eur) AS eur
+  FROM events`;
+
+export const DAILY_SETS_GROUP = 'GROUP BY list_id, day, workflow_id, trigger_id, type';
+
+/**
+ * daily_sets → the answer's counters, as (name, expression). Unions of subscriber bitmaps keep unique
+ * counts exact across whatever rows are grouped; money stays Decimal.
+ */
+export const STATS_EXPRESSIONS: ReadonlyArray<readonly [string, string]> = [
+  ['sends_unique', "groupBitmapMergeIf(subs, type = 'send')"],
+  ['sends_total', "sumIf(n, type = 'send')"],
+  ['opens_unique', "groupBitmapMergeIf(subs, type = 'open')"],
+  ['opens_total', "sumIf(n, type = 'open')"],
+  ['clicks_unique', "groupBitmapMergeIf(subs, type = 'click')"],
+  ['clicks_total', "sumIf(n, type = 'click')"],
+  ['purchase_count', "sumIf(n, type = 'purchase')"],
+  ['bounce_total', "sumIf(n, type = 'bounce')"],
+  ['unsub_total', "sumIf(n, type = 'unsubscribe')"],
+  ['spam_total', "sumIf(n, type = 'spam')"],
+  ['events_ok', "sumIf(ok, type = 'event')"],
+  ['events_failed', "sumIf(failed, type = 'event')"],
+  ['conditions_ok', "sumIf(ok, type = 'condition')"],
+  ['conditions_failed', "sumIf(failed, type = 'condition')"],
+  ['actions_ok', "sumIf(ok, type = 'action')"],
+  ['actions_failed', "sumIf(failed, type = 'action')"],
+  ['value_ron', "sumIf(ron, type = 'purchase')"],
+  ['value_eur', "sumIf(eur, type = 'purchase')"],
+];
+export const STATS_NAMES = STATS_EXPRESSIONS.map(([name]) => name);
+export const STATS_SELECT = STATS_EXPRESSIONS.map(([name, expr]) => `${expr} AS ${name}`).join(',\n  ');
+
+/** The same counters read back from daily_scopes (plain numbers), in the same names. */
+export const SCOPE_COUNTERS = [
+  'sends_unique',
+  'sends_total',
+  'opens_unique',
+  'opens_total',
+  'clicks_unique',
+  'clicks_total',
+  'purchase_count',
+  'bounce_total',
+  'unsub_total',
+  'spam_total',
+  'events_ok',
+  'events_failed',
+  'conditions_ok',
+  'conditions_failed',
+  'actions_ok',
+  'actions_failed',
+] as const;
+
+export type StatsCounter = (typeof SCOPE_COUNTERS)[number];
+/** One day of counters as ClickHouse returns it (money as exact decimal strings). */
+export type DayCounters = Record<StatsCounter, number> & { date: string; value_ron: string; value_eur: string };

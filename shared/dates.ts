@@ -1,0 +1,65 @@
+/** Calendar dates as `YYYY-MM-DD` strings, and instants mapped to dates in an IANA time zone. */
+
+const DAY_MS = 86_400_000;
+/** Zone offsets change only on quarter-hour boundaries, so one lookup serves a 15-minute bucket. */
+const BUCKET_MS = 15 * 60_000;
+const MAX_CACHED = 200_000;
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+const offsets = new Map<string, number>();
+
+function formatter(tz: string): Intl.DateTimeFormat {
+  let f = formatters.get(tz);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: tz,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+    });
+    formatters.set(tz, f);
+  }
+  return f;
+}
+
+/** Offset of `tz` from UTC at instant `ms`, in ms (e.g. +7,200,000 for Bucharest in winter). */
+export function zoneOffsetMs(ms: number, tz: string): number {
+  const bucket = Math.floor(ms / BUCKET_MS) * BUCKET_MS;
+  const key = `${tz}|${bucket}`;
+  let off = offsets.get(key);
+  if (off === undefined) {
+    const p: Record<string, number> = {};
+    for (const part of formatter(tz).formatToParts(bucket)) p[part.type] = Number(part.value);
+    const wall = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!);
+    off = wall - bucket;
+    if (offsets.size >= MAX_CACHED) offsets.clear();
+    offsets.set(key, off);
+  }
+  return off;
+}
+
+/** The calendar date of instant `ms` in time zone `tz`. */
+export function localDate(ms: number, tz: string): string {
+  return fromDayNumber(Math.floor((ms + zoneOffsetMs(ms, tz)) / DAY_MS));
+}
+
+export function toDayNumber(date: string): number {
+  return Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) / DAY_MS;
+}
+
+export function fromDayNumber(n: number): string {
+  return new Date(n * DAY_MS).toISOString().slice(0, 10);
+}
+
+export const addDays = (date: string, n: number): string => fromDayNumber(toDayNumber(date) + n);
+
+/** Inclusive length of a period in days. */
+export const periodLength = (from: string, to: string): number => toDayNumber(to) - toDayNumber(from) + 1;
+
+/** A real calendar date (rejects 2026-02-30). */
+export function isCalendarDate(date: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(date) && fromDayNumber(toDayNumber(date)) === date;
+}

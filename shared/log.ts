@@ -1,0 +1,12 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+export function createLogger(level: string): Logger {
+  return pino({ level, base: undefined });
+}
+
+/** The API key is a path segment (`/api/1.2/rest/{user}/{key}/…`): never let it reach a log line. */
+export function redactApiKey(path: string): string {
+  return path.replace(/(\/api\/[^/]+\/rest\/[^/]*\/)[^/?]*/, '$1[redacted]');
+}

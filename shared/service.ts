@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join, resolve } from 'node:path';
+import { demoRecords } from '../ingest/demo-seed.js';
+import { Pipeline } from '../ingest/pipeline.js';
+import { createApp } from '../query-api/app.js';
+import type { Operation } from '../query-api/api12/router.js';
+import { automationStats } from '../query-api/stats/handler.js';
+import { Catalog } from './catalog/catalog.js';
+import { openDb, type Db } from './clickhouse/client.js';
+import { EventStore } from './clickhouse/event-store.js';
+import { migrate } from './clickhouse/migrate.js';
+import type { Config } from './config.js';
+import { createLogger, type Logger } from './log.js';
+
+export interface Service {
+  config: Config;
+  log: Logger;
+  db: Db;
+  catalog: Catalog;
+  pipeline: Pipeline;
+  ingestToken: string;
+  /** Base URL of the HTTP server when the api role runs. */
+  url: string | undefined;
+  seeded: boolean;
+  close(): Promise<void>;
+}
+
+/** Without INGEST_TOKEN the embedded store keeps one it generated, so it survives restarts. */
+function ingestToken(config: Config): string {
+  if (config.INGEST_TOKEN) return config.INGEST_TOKEN;
+  if (config.CLICKHOUSE_URL) return randomBytes(24).toString('hex');
+  const file = join(resolve(config.DATA_DIR), 'ingest-token');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(resolve(config.DATA_DIR), { recursive: true });
+  const token = randomBytes(24).toString('hex');
+  writeFileSync(file, token, { mode: 0o600 });
+  return token;
+}
+
+/** config → ClickHouse → migrations → roles → demo seed on an empty embedded store. */
+export async function startService(config: Config, log = createLogger(config.LOG_LEVEL)): Promise<Service> {
+  const db = await openDb(config);
+  await migrate(db, log);
+  const catalog = new Catalog(db, config.DEFAULT_TIMEZONE, log);
+  catalog.startPolling(config.CATALOG_POLL_MS);
+  const pipeline = new Pipeline(catalog, new EventStore(db, config.DEDUP_WINDOW_DAYS), config.INGEST_BATCH_SIZE, log);
+  const token = ingestToken(config);
+
+  let seeded = false;
+  if (!config.CLICKHOUSE_URL && config.SEED_DEMO) {
+    const [row] = await db.query<{ n: number }>('SELECT count() AS n FROM catalog', {}, {
+      output_format_json_quote_64bit_integers: 0,
+    });
+    if (row?.n === 0) {
+      const result = await pipeline.ingest(demoRecords());
+      log.info({ accepted: result.accepted, rejected: result.rejected.length }, 'demo tenant loaded');
+      seeded = true;
+    }
+  }
+
+  const statsDeps = { db, catalog, defaultTimezone: config.DEFAULT_TIMEZONE, maxPeriodDays: config.MAX_PERIOD_DAYS };
+  const operations: Record<string, Operation> = {
+    'automation.stats': (caller, params) => automationStats(statsDeps, caller, params),
+  };
+
+  let server: Server | undefined;
+  let url: string | undefined;
+  if (config.ROLE !== 'ingest') {
+    const app = createApp({ log, operations, ingest: { sink: pipeline, token } });
+    server = await new Promise<Server>((ok) => {
+      const s = app.listen(config.PORT, () => ok(s));
+    });
+    const address = server.address();
+    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : config.PORT}`;
+  }
+
+  return {
+    config,
+    log,
+    db,
+    catalog,
+    pipeline,
+    ingestToken: token,
+    url,
+    seeded,
+    async close() {
+      if (server) await new Promise<void>((ok) => server!.close(() => ok()));
+      catalog.stopPolling();
+      await db.close();
+    },
+  };
+}
