@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { loadConfig } from '../../shared/config.js';
+import { startService, type Service } from '../../shared/service.js';
+
+export interface TestService extends Service {
+  /** Calls the API 1.2 surface; returns status and parsed JSON. */
+  call(
+    path: string,
+    init?: { method?: string; body?: string; contentType?: string },
+  ): Promise<{ status: number; body: any }>;
+  /** POST /ingest with the service's token; returns status and parsed JSON. */
+  ingest(body: unknown[] | string, token?: string | null): Promise<{ status: number; body: any }>;
+  stop(): Promise<void>;
+}
+
+/** The real service (embedded ClickHouse in a fresh temp dir, HTTP on a free port). */
+export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+  const dir = mkdtempSync(join(tmpdir(), 'mailstats-test-'));
+  const config = loadConfig({
+    DATA_DIR: dir,
+    PORT: '0',
+    SEED_DEMO: 'false',
+    LOG_LEVEL: 'silent',
+    INGEST_TOKEN: 'test-ingest-token',
+    ...env,
+  });
+  const service = await startService(config);
+  const base = service.url!;
+  return Object.assign(service, {
+    async call(path: string, init: { method?: string; body?: string; contentType?: string } = {}) {
+      const res = await fetch(base + path, {
+        method: init.method ?? 'GET',
+        body: init.body,
+        headers: init.contentType ? { 'content-type': init.contentType } : {},
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    },
+    async ingest(body: unknown[] | string, token: string | null = config.INGEST_TOKEN!) {
+      const res = await fetch(`${base}/ingest`, {
+        method: 'POST',
+        body: typeof body === 'string' ? body : body.map((r) => JSON.stringify(r)).join('\n'),
+        headers: { 'content-type': 'application/x-ndjson', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    },
+    async stop() {
+      await service.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  });
+}
+
+export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** Catalog records for a tenant: a user with a key and granted lists. */
+export function tenant(opts: {
+  userId: number;
+  apiKey: string;
+  lists: { list_id: number; timezone?: string; currency?: string }[];
+}): unknown[] {
+  return [
+    { type: 'user', user_id: opts.userId, api_key_sha256: sha256(opts.apiKey) },
+    ...opts.lists.map((l) => ({ type: 'list', name: `list ${l.list_id}`, ...l })),
+    ...opts.lists.map((l) => ({ type: 'list_access', user_id: opts.userId, list_id: l.list_id, granted: true })),
+  ];
+}
