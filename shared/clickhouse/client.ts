@@ -1,6 +1,7 @@
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { mkdirSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { resolve } from 'node:path';
 import type { Config } from '../config.js';
 
@@ -42,9 +43,9 @@ export class Db {
   }
 
   /**
-   * Insert rows given as arrays in the table's column order. The dedup token is always sent, empty
-   * when there is none: chDB keeps a SET for the rest of its session, so a token left over from an
-   * earlier insert would otherwise silently drop this one.
+   * Insert rows given as arrays in `columns` order. The dedup token is always sent, empty when there
+   * is none: chDB keeps a SET for the rest of its session, so a token left over from an earlier insert
+   * would otherwise silently drop this one.
    */
   async insert(table: string, columns: readonly string[], rows: unknown[][], token = ''): Promise<void> {
     if (rows.length === 0) return;
@@ -52,8 +53,8 @@ export class Db {
       this.client.insert({
         table,
         columns: columns as [string, ...string[]],
-        values: rows,
-        format: 'JSONCompactEachRow',
+        values: Readable.from([Buffer.from(encodeTsv(rows))], { objectMode: false }),
+        format: 'TabSeparated',
         clickhouse_settings: { insert_deduplication_token: token, deduplicate_blocks_in_dependent_materialized_views: 1 },
       }),
     );
@@ -75,6 +76,26 @@ export class Db {
     }
   }
 }
+
+/** TabSeparated loads about 1.7× faster than JSONCompactEachRow here (measured, see BENCHMARKS.md). */
+function encodeTsv(rows: unknown[][]): string {
+  let out = '';
+  for (const row of rows) {
+    for (let i = 0; i < row.length; i++) {
+      const v = row[i];
+      if (i > 0) out += '\t';
+      if (v === null || v === undefined) out += '\\N';
+      else if (typeof v === 'string') out += /[\t\n\r\\]/.test(v) ? escapeTsv(v) : v;
+      else if (typeof v === 'boolean') out += v ? '1' : '0';
+      else out += String(v);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+const TSV_ESCAPES: Record<string, string> = { '\t': '\\t', '\n': '\\n', '\r': '\\r', '\\': '\\\\' };
+const escapeTsv = (s: string) => s.replace(/[\t\n\r\\]/g, (c) => TSV_ESCAPES[c]!);
 
 export async function openDb(config: Config): Promise<Db> {
   const database = config.CLICKHOUSE_DATABASE;

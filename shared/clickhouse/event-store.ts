@@ -34,6 +34,12 @@ function eventRow({ record: r, day }: DatedActivity, ingestedAt: string): unknow
   ];
 }
 
+/** The batch's event_ids already taken within the dedup window. */
+const SEEN_IN_WINDOW = `
+  SELECT event_id FROM event_ids
+  WHERE first_seen >= now64(3) - toIntervalDay({window:UInt32})
+    AND event_id IN (SELECT event_id FROM ingest_batches WHERE batch_id = {batch:String})`;
+
 /** Recompute the precomputed answer rows (daily_scopes) for the (list, day) pairs chosen by `where`. */
 const recomputeScopes = (where: string) => `
   INSERT INTO daily_scopes (list_id, workflow_id, trigger_id, day, ${STATS_NAMES.join(', ')}, version)
@@ -76,12 +82,10 @@ export class EventStore {
       ['batch_id', 'event_id', 'list_id', 'day'],
       [...unique.values()].map((a) => [batchId, a.record.event_id, a.record.list_id, a.day]),
     );
-    const seen = await this.db.query<{ event_id: string }>(
-      `SELECT event_id FROM event_ids
-       WHERE first_seen >= now64(3) - toIntervalDay({window:UInt32})
-         AND event_id IN (SELECT event_id FROM ingest_batches WHERE batch_id = {batch:String})`,
-      { window: this.dedupWindowDays, batch: batchId },
-    );
+    const seen = await this.db.query<{ event_id: string }>(SEEN_IN_WINDOW, {
+      window: this.dedupWindowDays,
+      batch: batchId,
+    });
     for (const { event_id } of seen) unique.delete(event_id);
     const fresh = [...unique.values()];
     if (fresh.length > 0) {
@@ -96,10 +100,12 @@ export class EventStore {
         fresh.map((a) => eventRow(a, now)),
         token,
       );
-      await this.db.insert(
-        'event_ids',
-        ['event_id', 'first_seen'],
-        fresh.map((a) => [a.record.event_id, now]),
+      // Ledger last: see the event_ids table. Server-side, from the batch's ids not already in the window.
+      await this.db.command(
+        `INSERT INTO event_ids SELECT event_id, now64(3) FROM ingest_batches
+         WHERE batch_id = {batch:String} AND event_id NOT IN (${SEEN_IN_WINDOW})`,
+        { window: this.dedupWindowDays, batch: batchId },
+        { insert_deduplication_token: batchId },
       );
       await this.db.command(
         recomputeScopes(
