@@ -9,5 +9,8 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 180_000,
+    // The JSON report is what .ci/run counts (its closing "N passed, N failed" line).
+    reporters: ['default', 'json'],
+    outputFile: { json: '.cache/test-results.json' },
   },
 });

@@ -1,0 +1,33 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { ingestBench } from './ingest.js';
+import { statsBench } from './stats.js';
+
+/** `npm run bench [-- section …]`: runs the sections (all by default) and rewrites their parts of BENCHMARKS.md. */
+const SECTIONS: Record<string, { title: string; run: () => Promise<string> }> = {
+  stats: { title: 'automation.stats latency', run: () => statsBench() },
+  ingest: { title: 'POST /ingest throughput', run: () => ingestBench() },
+};
+
+const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const names = chosen.length ? chosen : Object.keys(SECTIONS);
+const FILE = 'BENCHMARKS.md';
+let doc: string;
+try {
+  doc = readFileSync(FILE, 'utf8');
+} catch {
+  doc = '# Benchmarks\n\nWritten by `npm run bench` (each section is replaced when it is run again).\n';
+}
+
+for (const name of names) {
+  const section = SECTIONS[name];
+  if (!section) throw new Error(`unknown section ${name}; known: ${Object.keys(SECTIONS).join(', ')}`);
+  console.error(`bench: ${name}…`);
+  const body = await section.run();
+  const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  const block = `<!-- ${name} -->\n## ${section.title}\n\nMeasured ${new Date().toISOString().slice(0, 16)}Z on ${machine}.\n\n${body}\n<!-- /${name} -->`;
+  const re = new RegExp(`<!-- ${name} -->[\\s\\S]*?<!-- /${name} -->`);
+  doc = re.test(doc) ? doc.replace(re, block) : `${doc.trimEnd()}\n\n${block}\n`;
+  writeFileSync(FILE, doc);
+  console.log(body);
+}
