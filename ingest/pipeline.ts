@@ -51,21 +51,24 @@ export class Pipeline {
     return { accepted: records.length, rejected };
   }
 
-  /** Write validated records (catalog first, so a list's time zone is known before its activity). */
-  write(records: MailstatsRecord[]): Promise<void> {
-    const run = this.queue.then(() => this.writeNow(records));
+  /**
+   * Write validated records (catalog first, so a list's time zone is known before its activity).
+   * `token` names a batch the caller can re-form identically after a crash (see EventStore.write).
+   */
+  write(records: MailstatsRecord[], token?: string): Promise<void> {
+    const run = this.queue.then(() => this.writeNow(records, token));
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async writeNow(records: MailstatsRecord[]): Promise<void> {
+  private async writeNow(records: MailstatsRecord[], token: string | undefined): Promise<void> {
     const activity: ActivityRecord[] = [];
     const catalog: CatalogRecord[] = [];
     for (const r of records) (isActivity(r) ? activity : catalog).push(r as never);
     if (catalog.length > 0) await this.writeCatalog(catalog);
     for (let i = 0; i < activity.length; i += this.batchSize) {
       const dated = await this.date(activity.slice(i, i + this.batchSize));
-      const { written, duplicates } = await this.events.write(dated);
+      const { written, duplicates } = await this.events.write(dated, token && `${token}#${i}`);
       this.log.debug({ written, duplicates }, 'activity batch stored');
     }
   }

@@ -41,6 +41,12 @@ const envSchema = z.object({
   KAFKA_EVENTS_TOPIC: z.string().min(1).default('mailstats.events'),
   KAFKA_CATALOG_TOPIC: z.string().min(1).default('mailstats.catalog'),
   KAFKA_DLQ_TOPIC: z.string().min(1).default('mailstats.dlq'),
+  /** Partitions of topics the service creates. */
+  KAFKA_PARTITIONS: int(3, 1, 1000),
+  /** A worker batch is at most this many records… */
+  KAFKA_BATCH_MAX_RECORDS: int(50_000, 1, 1_000_000),
+  /** …gathered for at most this long by the broker's fetch. */
+  KAFKA_BATCH_MAX_MS: int(500, 1, 60_000),
   INGEST_TOKEN: optionalString,
   ROLE: z.enum(['all', 'api', 'ingest']).default('all'),
   SEED_DEMO: boolFlag(true),

@@ -4,12 +4,17 @@ import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import { demoRecords } from '../ingest/demo-seed.js';
 import { Pipeline } from '../ingest/pipeline.js';
+import { IngestWorker } from '../ingest/kafka/worker.js';
+import { KafkaSink } from '../ingest/kafka/producer-sink.js';
+import { createKafka, ensureTopics, kafkaTopics } from '../ingest/kafka/topics.js';
 import { createApp } from '../query-api/app.js';
+import type { IngestSink } from '../query-api/ingest-route.js';
 import type { Operation } from '../query-api/api12/router.js';
 import { automationStats } from '../query-api/stats/handler.js';
 import { Catalog } from './catalog/catalog.js';
 import { openDb, type Db } from './clickhouse/client.js';
 import { EventStore } from './clickhouse/event-store.js';
+import { KafkaProgress } from './clickhouse/kafka-progress.js';
 import { migrate } from './clickhouse/migrate.js';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
@@ -20,6 +25,9 @@ export interface Service {
   db: Db;
   catalog: Catalog;
   pipeline: Pipeline;
+  /** Where POST /ingest sends records: the pipeline, or Kafka when KAFKA_BROKERS is set. */
+  sink: IngestSink;
+  worker: IngestWorker | undefined;
   ingestToken: string;
   /** Base URL of the HTTP server when the api role runs. */
   url: string | undefined;
@@ -48,13 +56,33 @@ export async function startService(config: Config, log = createLogger(config.LOG
   const pipeline = new Pipeline(catalog, new EventStore(db, config.DEDUP_WINDOW_DAYS), config.INGEST_BATCH_SIZE, log);
   const token = ingestToken(config);
 
+  let sink: IngestSink = pipeline;
+  let kafkaSink: KafkaSink | undefined;
+  let worker: IngestWorker | undefined;
+  if (config.KAFKA_BROKERS.length > 0) {
+    const kafka = createKafka(config, log);
+    const topics = kafkaTopics(config);
+    await ensureTopics(kafka, config);
+    sink = kafkaSink = await KafkaSink.connect(kafka, topics);
+    if (config.ROLE !== 'api') {
+      const options = {
+        groupId: config.KAFKA_GROUP_ID,
+        topics,
+        maxBatchRecords: config.KAFKA_BATCH_MAX_RECORDS,
+        maxBatchMs: config.KAFKA_BATCH_MAX_MS,
+      };
+      worker = new IngestWorker(kafka, pipeline, new KafkaProgress(db, config.KAFKA_GROUP_ID), options, log);
+      await worker.start();
+    }
+  }
+
   let seeded = false;
   if (!config.CLICKHOUSE_URL && config.SEED_DEMO) {
     const [row] = await db.query<{ n: number }>('SELECT count() AS n FROM catalog', {}, {
       output_format_json_quote_64bit_integers: 0,
     });
     if (row?.n === 0) {
-      const result = await pipeline.ingest(demoRecords());
+      const result = await sink.ingest(demoRecords());
       log.info({ accepted: result.accepted, rejected: result.rejected.length }, 'demo tenant loaded');
       seeded = true;
     }
@@ -68,7 +96,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
   let server: Server | undefined;
   let url: string | undefined;
   if (config.ROLE !== 'ingest') {
-    const app = createApp({ log, operations, ingest: { sink: pipeline, token } });
+    const app = createApp({ log, operations, ingest: { sink, token } });
     server = await new Promise<Server>((ok) => {
       const s = app.listen(config.PORT, () => ok(s));
     });
@@ -82,11 +110,15 @@ export async function startService(config: Config, log = createLogger(config.LOG
     db,
     catalog,
     pipeline,
+    sink,
+    worker,
     ingestToken: token,
     url,
     seeded,
     async close() {
       if (server) await new Promise<void>((ok) => server!.close(() => ok()));
+      await worker?.stop();
+      await kafkaSink?.close();
       catalog.stopPolling();
       await db.close();
     },

@@ -20,6 +20,8 @@ export class Db {
   private inFlight = 0;
   private drained: (() => void) | undefined;
   private closing = false;
+  /** Test hook: runs before every operation and may delay it or throw (fault injection). */
+  faultInjector: (() => Promise<void>) | undefined;
 
   constructor(
     private readonly client: ClickHouseClient,
@@ -78,6 +80,7 @@ export class Db {
     if (this.closing) throw new Error('ClickHouse connection is closing');
     this.inFlight++;
     try {
+      await this.faultInjector?.();
       return await op();
     } finally {
       if (--this.inFlight === 0) this.drained?.();

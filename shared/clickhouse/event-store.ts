@@ -70,8 +70,12 @@ export class EventStore {
     private readonly dedupWindowDays: number,
   ) {}
 
-  /** Store a batch: drop event_ids already taken within the window, then refresh the touched days. */
-  async write(batch: DatedActivity[]): Promise<{ written: number; duplicates: number }> {
+  /**
+   * Store a batch: drop event_ids already taken within the window, then refresh the touched days.
+   * `token` names the batch for insert deduplication when the caller can re-form the very same batch
+   * after a crash (Kafka: topic, partition and offset range); by default it is derived from the ids.
+   */
+  async write(batch: DatedActivity[], token?: string): Promise<{ written: number; duplicates: number }> {
     const unique = new Map<string, DatedActivity>();
     for (const a of batch) if (!unique.has(a.record.event_id)) unique.set(a.record.event_id, a);
     if (unique.size === 0) return { written: 0, duplicates: batch.length };
@@ -90,15 +94,17 @@ export class EventStore {
     const fresh = [...unique.values()];
     if (fresh.length > 0) {
       const now = toDateTime64(Date.now());
-      // The token makes a retry of this very insert (same fresh ids) a no-op in events and its views.
-      const token = createHash('sha256')
-        .update(fresh.map((a) => a.record.event_id).join('\n'))
-        .digest('hex');
+      // The token makes a retry of this very insert a no-op in events and its views.
+      const blockToken =
+        token ??
+        createHash('sha256')
+          .update(fresh.map((a) => a.record.event_id).join('\n'))
+          .digest('hex');
       await this.db.insert(
         'events',
         EVENT_COLUMNS,
         fresh.map((a) => eventRow(a, now)),
-        token,
+        blockToken,
       );
       // Ledger last: see the event_ids table. Server-side, from the batch's ids not already in the window.
       await this.db.command(
@@ -107,13 +113,12 @@ export class EventStore {
         { window: this.dedupWindowDays, batch: batchId },
         { insert_deduplication_token: batchId },
       );
-      await this.db.command(
-        recomputeScopes(
-          '(list_id, day) IN (SELECT DISTINCT list_id, day FROM ingest_batches WHERE batch_id = {batch:String})',
-        ),
-        { batch: batchId, version: nextVersion() },
-      );
     }
+    // Also when nothing was fresh: a retry after a crash between the ledger and this step heals here.
+    await this.db.command(
+      recomputeScopes('(list_id, day) IN (SELECT DISTINCT list_id, day FROM ingest_batches WHERE batch_id = {batch:String})'),
+      { batch: batchId, version: nextVersion() },
+    );
     return { written: fresh.length, duplicates: batch.length - fresh.length };
   }
 

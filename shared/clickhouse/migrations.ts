@@ -103,4 +103,22 @@ export const MIGRATIONS: Migration[] = [
       ORDER BY (kind, key, version, arrival)`,
     ],
   },
+  {
+    version: 2,
+    name: 'kafka partition progress',
+    statements: [
+      // Per consumer group and partition: the offset range of the batch being written. Written before
+      // the batch, so that after a crash or rebalance the same range is re-formed and re-inserted with
+      // the same deduplication token (the ClickHouse Kafka Connect sink's design).
+      `CREATE TABLE IF NOT EXISTS kafka_progress (
+        group_id String,
+        topic String,
+        partition UInt32,
+        first_offset Int64,
+        last_offset Int64,
+        updated DateTime64(6, 'UTC') DEFAULT now64(6)
+      ) ENGINE = ReplacingMergeTree(updated)
+      ORDER BY (group_id, topic, partition)`,
+    ],
+  },
 ];

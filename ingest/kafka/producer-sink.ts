@@ -1,0 +1,48 @@
+import type { Kafka, Message, Producer } from 'kafkajs';
+import { checkRecord, isActivity } from '../../shared/records/index.js';
+import type { DecodedItem } from '../decode.js';
+import type { IngestResult, Rejection } from '../pipeline.js';
+import { messageKey } from './messages.js';
+
+/** POST /ingest with KAFKA_BROKERS: validate, then produce with acks = all; "accepted" = acknowledged. */
+export class KafkaSink {
+  private constructor(
+    private readonly producer: Producer,
+    private readonly topics: { events: string; catalog: string },
+  ) {}
+
+  static async connect(kafka: Kafka, topics: { events: string; catalog: string }): Promise<KafkaSink> {
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    return new KafkaSink(producer, topics);
+  }
+
+  async ingest(items: DecodedItem[]): Promise<IngestResult> {
+    const rejected: Rejection[] = [];
+    const events: Message[] = [];
+    const catalog: Message[] = [];
+    for (const item of items) {
+      if ('error' in item) {
+        rejected.push({ line: item.line, reason: item.error });
+        continue;
+      }
+      const check = checkRecord(item.value);
+      if (!check.ok) {
+        rejected.push({ line: item.line, reason: check.reason });
+        continue;
+      }
+      const message = { key: messageKey(check.record), value: JSON.stringify(item.value) };
+      (isActivity(check.record) ? events : catalog).push(message);
+    }
+    const topicMessages = [
+      { topic: this.topics.catalog, messages: catalog },
+      { topic: this.topics.events, messages: events },
+    ].filter((t) => t.messages.length > 0);
+    if (topicMessages.length > 0) await this.producer.sendBatch({ acks: -1, topicMessages });
+    return { accepted: events.length + catalog.length, rejected };
+  }
+
+  close(): Promise<void> {
+    return this.producer.disconnect();
+  }
+}
