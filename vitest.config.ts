@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // A real Kafka broker for the run (KAFKA_BROKERS, else Docker, else local jars via Maven).
+    globalSetup: ['test/support/kafka-global-setup.ts'],
     // chDB binds one data directory per process: every test file runs in its own process.
     pool: 'forks',
     fileParallelism: true,

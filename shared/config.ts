@@ -47,6 +47,8 @@ const envSchema = z.object({
   KAFKA_BATCH_MAX_RECORDS: int(50_000, 1, 1_000_000),
   /** …gathered for at most this long by the broker's fetch. */
   KAFKA_BATCH_MAX_MS: int(500, 1, 60_000),
+  /** How long the group waits for a silent worker (e.g. one killed) before handing its partitions on. */
+  KAFKA_SESSION_TIMEOUT_MS: int(30_000, 6_000, 300_000),
   INGEST_TOKEN: optionalString,
   ROLE: z.enum(['all', 'api', 'ingest']).default('all'),
   SEED_DEMO: boolFlag(true),

@@ -70,6 +70,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
         topics,
         maxBatchRecords: config.KAFKA_BATCH_MAX_RECORDS,
         maxBatchMs: config.KAFKA_BATCH_MAX_MS,
+        sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       };
       worker = new IngestWorker(kafka, pipeline, new KafkaProgress(db, config.KAFKA_GROUP_ID), options, log);
       await worker.start();

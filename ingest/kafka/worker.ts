@@ -9,6 +9,7 @@ export interface WorkerOptions {
   topics: { events: string; catalog: string; dlq: string };
   maxBatchRecords: number;
   maxBatchMs: number;
+  sessionTimeoutMs: number;
 }
 
 /** A record larger than this goes to the dead-letter topic unread. */
@@ -35,6 +36,8 @@ export class IngestWorker {
   ) {
     this.consumer = kafka.consumer({
       groupId: opts.groupId,
+      sessionTimeout: opts.sessionTimeoutMs,
+      heartbeatInterval: Math.floor(opts.sessionTimeoutMs / 10),
       // The broker gathers a batch for up to maxBatchMs (or until minBytes): batching by time and size.
       maxWaitTimeInMs: opts.maxBatchMs,
       minBytes: 1024 * 1024,

@@ -30,6 +30,7 @@ export function checkRecord(value: unknown): RecordCheck {
   if (parsed.success) return { ok: true, record: parsed.data };
   const issue = parsed.error.issues[0];
   const field = issue?.path.length ? issue.path.join('.') : 'record';
-  const message = issue?.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue?.message;
+  const given = issue?.path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k], value);
+  const message = given === undefined ? 'is required' : issue?.message;
   return { ok: false, reason: `${field}: ${message ?? 'is invalid'}` };
 }
