@@ -14,13 +14,22 @@ async function main() {
     throw err;
   }
   const service = await startService(config);
-  const mode = config.CLICKHOUSE_URL ? `ClickHouse server ${config.CLICKHOUSE_URL}` : `embedded ClickHouse in ${config.DATA_DIR}`;
+  const mode = config.CLICKHOUSE_URL
+    ? `ClickHouse server ${config.CLICKHOUSE_URL}`
+    : `embedded ClickHouse in ${config.DATA_DIR}`;
   console.log(`mailstats is running (${mode}, role ${config.ROLE})`);
-  if (service.url) console.log(`  API:          ${service.url}/api/1.2/rest/{user_id}/{api_key}/{operation}.json`);
-  if (service.url) console.log(`  ingest:       POST ${service.url}/ingest  (Authorization: Bearer ${service.ingestToken})`);
+  if (service.url)
+    console.log(`  API:          ${service.url}/api/1.2/rest/{user_id}/{api_key}/{operation}.json`);
+  if (service.url)
+    console.log(`  ingest:       POST ${service.url}/ingest  (Authorization: Bearer ${service.ingestToken})`);
   if (!config.CLICKHOUSE_URL && config.SEED_DEMO) {
-    console.log(`  demo tenant:  user_id ${DEMO.userId}, api_key ${DEMO.apiKey}, lists ${DEMO.lists.map((l) => l.list_id).join(', ')}${service.seeded ? ' (just loaded)' : ''}`);
-    if (service.url) console.log(`  try:          curl '${service.url}/api/1.2/rest/${DEMO.userId}/${DEMO.apiKey}/automation.stats.json?list_id=1&days=7'`);
+    console.log(
+      `  demo tenant:  user_id ${DEMO.userId}, api_key ${DEMO.apiKey}, lists ${DEMO.lists.map((l) => l.list_id).join(', ')}${service.seeded ? ' (just loaded)' : ''}`,
+    );
+    if (service.url)
+      console.log(
+        `  try:          curl '${service.url}/api/1.2/rest/${DEMO.userId}/${DEMO.apiKey}/automation.stats.json?list_id=1&days=7'`,
+      );
   }
 
   let stopping = false;

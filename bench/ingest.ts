@@ -35,13 +35,15 @@ export async function ingestBench(count = 5): Promise<string> {
       headers: { authorization: 'Bearer bench', 'content-type': 'application/x-ndjson' },
     });
     const answer = (await res.json()) as { accepted: number; rejected: unknown[] };
-    if (answer.accepted !== BODY_RECORDS) throw new Error(`ingest answered ${res.status}: ${JSON.stringify(answer)}`);
+    if (answer.accepted !== BODY_RECORDS)
+      throw new Error(`ingest answered ${res.status}: ${JSON.stringify(answer)}`);
   }
   const http = (count * BODY_RECORDS) / ((Date.now() - t) / 1000);
   rows.push(['POST /ingest (HTTP → parse → validate → store)', Math.round(http).toLocaleString('en-US')]);
 
   t = Date.now();
-  for (const body of bodies(count, 'parse-')) for (const line of body.split('\n')) checkRecord(JSON.parse(line));
+  for (const body of bodies(count, 'parse-'))
+    for (const line of body.split('\n')) checkRecord(JSON.parse(line));
   const parse = (count * BODY_RECORDS) / ((Date.now() - t) / 1000);
   rows.push(['JSON.parse + schema validation alone', Math.round(parse).toLocaleString('en-US')]);
 
@@ -51,7 +53,10 @@ export async function ingestBench(count = 5): Promise<string> {
   t = Date.now();
   for (const b of batches) await store.write(b);
   const write = (count * BODY_RECORDS) / ((Date.now() - t) / 1000);
-  rows.push(['store write alone (dedup + events + views + day recompute)', Math.round(write).toLocaleString('en-US')]);
+  rows.push([
+    'store write alone (dedup + events + views + day recompute)',
+    Math.round(write).toLocaleString('en-US'),
+  ]);
   await svc.close();
 
   return [

@@ -16,7 +16,12 @@ function rng(seed: number) {
  * `total` records spread evenly over the last BENCH.days days, in time order (as a live stream
  * arrives), yielded in batches. Sends, opens and clicks, with a few purchases.
  */
-export function* benchBatches(total: number, batchSize: number, idPrefix: string, endDay: string): Generator<DatedActivity[]> {
+export function* benchBatches(
+  total: number,
+  batchSize: number,
+  idPrefix: string,
+  endDay: string,
+): Generator<DatedActivity[]> {
   const rnd = rng(7);
   const firstDay = toDayNumber(endDay) - BENCH.days + 1;
   let batch: DatedActivity[] = [];
@@ -35,7 +40,13 @@ export function* benchBatches(total: number, batchSize: number, idPrefix: string
     };
     const record = (
       type === 'purchase'
-        ? { type, ...base, order_id: `o${i}`, value_ron: (rnd() * 500).toFixed(2), value_eur: (rnd() * 100).toFixed(4) }
+        ? {
+            type,
+            ...base,
+            order_id: `o${i}`,
+            value_ron: (rnd() * 500).toFixed(2),
+            value_eur: (rnd() * 100).toFixed(4),
+          }
         : { type, ...base }
     ) as ActivityRecord;
     batch.push({ record, day });

@@ -7,13 +7,22 @@ import { benchService, fmt, measure, percentile, table } from './support.js';
 
 const KEY = 'bench-key';
 
-
 const SHAPES: { name: string; params: string; workflowIds: number[] | null; triggerId: number | null }[] = [
   { name: 'all workflows', params: '', workflowIds: null, triggerId: null },
   { name: 'one workflow', params: '&workflow_ids=7', workflowIds: [7], triggerId: null },
   { name: 'one workflow + trigger', params: '&workflow_ids=7&trigger_id=2', workflowIds: [7], triggerId: 2 },
-  { name: '5 workflows + trigger', params: '&workflow_ids=1,2,3,4,5&trigger_id=2', workflowIds: [1, 2, 3, 4, 5], triggerId: 2 },
-  { name: '25 workflows', params: `&workflow_ids=${Array.from({ length: 25 }, (_, i) => i + 1).join(',')}`, workflowIds: Array.from({ length: 25 }, (_, i) => i + 1), triggerId: null },
+  {
+    name: '5 workflows + trigger',
+    params: '&workflow_ids=1,2,3,4,5&trigger_id=2',
+    workflowIds: [1, 2, 3, 4, 5],
+    triggerId: 2,
+  },
+  {
+    name: '25 workflows',
+    params: `&workflow_ids=${Array.from({ length: 25 }, (_, i) => i + 1).join(',')}`,
+    workflowIds: Array.from({ length: 25 }, (_, i) => i + 1),
+    triggerId: null,
+  },
 ];
 
 /** Stats latency over 365 days at 1M and 10M raw records, API against its bare SQL in the same run. */
@@ -41,7 +50,13 @@ export async function statsBench(sizes = [1_000_000, 10_000_000], runs = 200): P
     console.error(`stats bench: ${size} records loaded in ${loadSeconds.toFixed(0)} s`);
     for (const shape of SHAPES) {
       const url = `${svc.url}/api/1.2/rest/1/${KEY}/automation.stats.json?list_id=${BENCH.listId}&start_date=${from}&stop_date=${today}${shape.params}`;
-      const q: StatsQuery = { listId: BENCH.listId, workflowIds: shape.workflowIds, triggerId: shape.triggerId, from, to: today };
+      const q: StatsQuery = {
+        listId: BENCH.listId,
+        workflowIds: shape.workflowIds,
+        triggerId: shape.triggerId,
+        from,
+        to: today,
+      };
       const { sql, params } = statsSql(q);
       const api = await measure(async () => {
         const res = await fetch(url);
@@ -49,17 +64,34 @@ export async function statsBench(sizes = [1_000_000, 10_000_000], runs = 200): P
         await res.json();
       }, runs);
       const bare = await measure(() => svc.db.query(sql, params, READ_SETTINGS), runs);
-      const [a50, a99, s50, s99] = [percentile(api, 50), percentile(api, 99), percentile(bare, 50), percentile(bare, 99)];
+      const [a50, a99, s50, s99] = [
+        percentile(api, 50),
+        percentile(api, 99),
+        percentile(bare, 50),
+        percentile(bare, 99),
+      ];
       const growth = p50s.has(shape.name) ? `${(a50 / p50s.get(shape.name)!).toFixed(2)}×` : '';
       if (!p50s.has(shape.name)) p50s.set(shape.name, a50);
-      rows.push([shape.name, `${size / 1e6}M`, fmt(a50), fmt(a99), fmt(s50), fmt(s99), `${(a50 / s50).toFixed(2)}×`, growth]);
+      rows.push([
+        shape.name,
+        `${size / 1e6}M`,
+        fmt(a50),
+        fmt(a99),
+        fmt(s50),
+        fmt(s99),
+        `${(a50 / s50).toFixed(2)}×`,
+        growth,
+      ]);
     }
   }
   await svc.close();
   return [
     `Stats latency, 365-day period, one list with ${BENCH.workflows} workflows, ${BENCH.triggers} triggers and ~${BENCH.subscribers / 1000}k subscribers; ${runs} sequential requests after 20 warm-ups, after \`OPTIMIZE … FINAL\`. API = HTTP round trip through the service; SQL = the same query through the same client (the ceiling). Times in ms.`,
     '',
-    table(['shape', 'raw records', 'API p50', 'API p99', 'SQL p50', 'SQL p99', 'API ÷ SQL (p50)', 'p50 vs 1M'], rows),
+    table(
+      ['shape', 'raw records', 'API p50', 'API p99', 'SQL p50', 'SQL p99', 'API ÷ SQL (p50)', 'p50 vs 1M'],
+      rows,
+    ),
     '',
     'Targets: all workflows and one workflow (with or without trigger) p50 ≤ 10 ms, p99 ≤ 30 ms, 10M ≤ 1.5× 1M; any subset p99 ≤ 150 ms at 10M; API ≤ 1.3× bare SQL.',
   ].join('\n');

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { loadConfig } from '../shared/config.js';
 import { startService, type Service } from '../shared/service.js';
 
-export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+export const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 /** Run `fn` `warmup` times, then `runs` times; latencies in ms, sorted. */
 export async function measure(fn: () => Promise<unknown>, runs: number, warmup = 20): Promise<number[]> {
@@ -24,7 +25,14 @@ export const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
 export function benchService(env: Record<string, string> = {}): Promise<Service> {
   const dir = mkdtempSync(join(tmpdir(), 'mailstats-bench-'));
   return startService(
-    loadConfig({ DATA_DIR: dir, PORT: '0', SEED_DEMO: 'false', LOG_LEVEL: 'warn', INGEST_TOKEN: 'bench', ...env }),
+    loadConfig({
+      DATA_DIR: dir,
+      PORT: '0',
+      SEED_DEMO: 'false',
+      LOG_LEVEL: 'warn',
+      INGEST_TOKEN: 'bench',
+      ...env,
+    }),
   );
 }
 

@@ -80,7 +80,10 @@ export class Pipeline {
     for (const [i, id] of lists.entries()) {
       const tz = await this.catalog.timezoneOf(id);
       if (tz !== before[i]) {
-        this.log.info({ list_id: id, from: before[i], to: tz }, 'list time zone changed: rebuilding its aggregates');
+        this.log.info(
+          { list_id: id, from: before[i], to: tz },
+          'list time zone changed: rebuilding its aggregates',
+        );
         await this.events.rebuildList(id, tz);
       }
     }
@@ -89,7 +92,8 @@ export class Pipeline {
   /** Grouping date: the day the message was sent when the record says so, else its own timestamp. */
   private async date(records: ActivityRecord[]): Promise<DatedActivity[]> {
     const zones = new Map<number, string>();
-    for (const r of records) if (!zones.has(r.list_id)) zones.set(r.list_id, await this.catalog.timezoneOf(r.list_id));
+    for (const r of records)
+      if (!zones.has(r.list_id)) zones.set(r.list_id, await this.catalog.timezoneOf(r.list_id));
     return records.map((record) => {
       const at = 'sent_at' in record && record.sent_at !== undefined ? record.sent_at : record.timestamp;
       return { record, day: localDate(at, zones.get(record.list_id)!) };

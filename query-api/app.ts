@@ -26,7 +26,10 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
     res.locals.requestId = id;
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      log.info({ req_id: id, method: req.method, path: redactApiKey(req.originalUrl), status: res.statusCode, ms }, 'request');
+      log.info(
+        { req_id: id, method: req.method, path: redactApiKey(req.originalUrl), status: res.statusCode, ms },
+        'request',
+      );
     });
     next();
   });
@@ -35,7 +38,11 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
     res.json({ ok: true });
   });
   if (ingest) {
-    app.post('/ingest', express.raw({ type: anyType, limit: INGEST_BODY_LIMIT }), ingestRoute(ingest.sink, ingest.token));
+    app.post(
+      '/ingest',
+      express.raw({ type: anyType, limit: INGEST_BODY_LIMIT }),
+      ingestRoute(ingest.sink, ingest.token),
+    );
   }
   app.all(
     '/api/1.2/rest/:userId/:apiKey/:operation',

@@ -16,7 +16,8 @@ export function ingestRoute(sink: IngestSink, token: string) {
   const expected = digest(token);
   return async (req: Request, res: Response) => {
     const presented = /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1] ?? '';
-    if (!timingSafeEqual(digest(presented), expected)) throw new ApiError(401, 401, 'Missing or wrong ingest token');
+    if (!timingSafeEqual(digest(presented), expected))
+      throw new ApiError(401, 401, 'Missing or wrong ingest token');
     let items: DecodedItem[];
     try {
       items = decodeBody(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');

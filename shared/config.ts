@@ -12,7 +12,8 @@ const boolFlag = (fallback: boolean) =>
     .optional()
     .transform((v) => (v === undefined ? fallback : ['true', '1', 'yes'].includes(v)));
 
-const int = (fallback: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(fallback);
+const int = (fallback: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
 
 const timeZone = z.string().refine(isValidTimeZone, 'not a known IANA time zone');
 
@@ -35,7 +36,14 @@ const envSchema = z.object({
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier')
     .default('mailstats'),
-  KAFKA_BROKERS: optionalString.transform((v) => (v ? v.split(',').map((b) => b.trim()).filter(Boolean) : [])),
+  KAFKA_BROKERS: optionalString.transform((v) =>
+    v
+      ? v
+          .split(',')
+          .map((b) => b.trim())
+          .filter(Boolean)
+      : [],
+  ),
   KAFKA_CLIENT_ID: z.string().min(1).default('mailstats'),
   KAFKA_GROUP_ID: z.string().min(1).default('mailstats-ingest'),
   KAFKA_EVENTS_TOPIC: z.string().min(1).default('mailstats.events'),

@@ -50,8 +50,13 @@ export class IngestWorker {
   async start(): Promise<void> {
     await this.dlq.connect();
     await this.consumer.connect();
-    await this.consumer.subscribe({ topics: [this.opts.topics.catalog, this.opts.topics.events], fromBeginning: true });
-    this.consumer.on(this.consumer.events.CRASH, (e) => this.log.warn({ err: e.payload.error }, 'kafka consumer crashed; restarting'));
+    await this.consumer.subscribe({
+      topics: [this.opts.topics.catalog, this.opts.topics.events],
+      fromBeginning: true,
+    });
+    this.consumer.on(this.consumer.events.CRASH, (e) =>
+      this.log.warn({ err: e.payload.error }, 'kafka consumer crashed; restarting'),
+    );
     await this.consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -76,7 +81,9 @@ export class IngestWorker {
         const last = chunk.at(-1)!.offset;
         payload.resolveOffset(last);
         firstUnwritten = next(last);
-        await this.consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: firstUnwritten }]);
+        await this.consumer.commitOffsets([
+          { topic: batch.topic, partition: batch.partition, offset: firstUnwritten },
+        ]);
         await payload.heartbeat();
       }
       this.failures.delete(key);
@@ -86,15 +93,23 @@ export class IngestWorker {
       const n = (this.failures.get(key) ?? 0) + 1;
       this.failures.set(key, n);
       const delay = Math.min(MAX_BACKOFF_MS, 200 * 2 ** (n - 1));
-      this.log.warn({ err, topic: batch.topic, partition: batch.partition, retry_in_ms: delay }, 'batch not stored; will retry');
-      if (firstUnwritten) this.consumer.seek({ topic: batch.topic, partition: batch.partition, offset: firstUnwritten });
+      this.log.warn(
+        { err, topic: batch.topic, partition: batch.partition, retry_in_ms: delay },
+        'batch not stored; will retry',
+      );
+      if (firstUnwritten)
+        this.consumer.seek({ topic: batch.topic, partition: batch.partition, offset: firstUnwritten });
       const resume = payload.pause();
       setTimeout(resume, delay).unref();
     }
   }
 
   /** Split a fetch into writes; a range recorded but maybe not finished before is re-formed first. */
-  private async chunks(topic: string, partition: number, messages: KafkaMessage[]): Promise<KafkaMessage[][]> {
+  private async chunks(
+    topic: string,
+    partition: number,
+    messages: KafkaMessage[],
+  ): Promise<KafkaMessage[][]> {
     const out: KafkaMessage[][] = [];
     const pending = await this.progress.last(topic, partition);
     let rest = messages;
@@ -106,7 +121,8 @@ export class IngestWorker {
       out.push(head);
       rest = messages.slice(head.length);
     }
-    for (let i = 0; i < rest.length; i += this.opts.maxBatchRecords) out.push(rest.slice(i, i + this.opts.maxBatchRecords));
+    for (let i = 0; i < rest.length; i += this.opts.maxBatchRecords)
+      out.push(rest.slice(i, i + this.opts.maxBatchRecords));
     return out;
   }
 
@@ -121,10 +137,17 @@ export class IngestWorker {
     }
     await this.progress.begin(topic, partition, range);
     if (dead.length > 0) await this.deadLetter(topic, partition, dead);
-    await this.pipeline.write(records, `${this.opts.groupId}:${topic}:${partition}:${range.first}-${range.last}`);
+    await this.pipeline.write(
+      records,
+      `${this.opts.groupId}:${topic}:${partition}:${range.first}-${range.last}`,
+    );
   }
 
-  private async deadLetter(topic: string, partition: number, dead: { message: KafkaMessage; reason: string }[]) {
+  private async deadLetter(
+    topic: string,
+    partition: number,
+    dead: { message: KafkaMessage; reason: string }[],
+  ) {
     await this.dlq.send({
       topic: this.opts.topics.dlq,
       acks: -1,
@@ -148,7 +171,8 @@ const next = (offset: string) => (BigInt(offset) + 1n).toString();
 
 function decode(message: KafkaMessage): { record: MailstatsRecord } | { reason: string } {
   if (!message.value || message.value.length === 0) return { reason: 'empty message' };
-  if (message.value.length > MAX_RECORD_BYTES) return { reason: `record larger than ${MAX_RECORD_BYTES} bytes` };
+  if (message.value.length > MAX_RECORD_BYTES)
+    return { reason: `record larger than ${MAX_RECORD_BYTES} bytes` };
   let value: unknown;
   try {
     value = JSON.parse(message.value.toString('utf8'));

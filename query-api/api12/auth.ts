@@ -9,7 +9,12 @@ const NO_KEY = Buffer.alloc(32);
  * The caller may read the list only with an active user, the right key, an existing list and an active
  * grant. Every failure is the same 101, so nothing tells which part was wrong.
  */
-export async function authorize(catalog: Catalog, userIdSegment: string, apiKey: string, listId: number): Promise<void> {
+export async function authorize(
+  catalog: Catalog,
+  userIdSegment: string,
+  apiKey: string,
+  listId: number,
+): Promise<void> {
   const userId = /^\d{1,15}$/.test(userIdSegment) ? Number(userIdSegment) : 0;
   const [user, list, granted] =
     userId > 0

@@ -20,7 +20,9 @@ export function parseForm(text: string): RawParams {
       const list = Array.isArray(out[name]) ? (out[name] as unknown[]) : (out[name] = []);
       (list as unknown[]).push(value);
     } else {
-      const obj = (typeof out[name] === 'object' && out[name] !== null ? out[name] : (out[name] = Object.create(null))) as RawParams;
+      const obj = (
+        typeof out[name] === 'object' && out[name] !== null ? out[name] : (out[name] = Object.create(null))
+      ) as RawParams;
       obj[sub] = value;
     }
   }
@@ -50,7 +52,8 @@ export function parseBody(body: Buffer | undefined, contentType: string | undefi
 export const mergeParams = (query: RawParams, body: RawParams): RawParams => ({ ...query, ...body });
 
 /** For an optional param, false, "false" and "" mean "not given" (as do absent and null). */
-export const given = (v: unknown): boolean => !(v === undefined || v === null || v === false || v === 'false' || v === '');
+export const given = (v: unknown): boolean =>
+  !(v === undefined || v === null || v === false || v === 'false' || v === '');
 
 function toPositiveInt(v: unknown): number | undefined {
   const n = typeof v === 'number' ? v : typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
@@ -81,7 +84,11 @@ export function optionalIdList(params: RawParams, name: string, max: number): nu
       throw invalidParam(name, 'not a valid JSON array');
     }
   }
-  const items = Array.isArray(v) ? v : typeof v === 'string' ? v.split(',').filter((s) => s.trim() !== '') : [v];
+  const items = Array.isArray(v)
+    ? v
+    : typeof v === 'string'
+      ? v.split(',').filter((s) => s.trim() !== '')
+      : [v];
   if (items.length > max) throw invalidParam(name, `at most ${max} ids`);
   const ids = items.map((item) => {
     const n = toPositiveInt(item);
@@ -95,16 +102,25 @@ export function optionalIdList(params: RawParams, name: string, max: number): nu
 export function optionalDate(params: RawParams, name: string): string | undefined {
   const v = params[name];
   if (!given(v)) return undefined;
-  const m = typeof v === 'string' ? /^(\d{4}-\d{2}-\d{2})(?: ([01]\d|2[0-3]):[0-5]\d:[0-5]\d)?$/.exec(v.trim()) : null;
+  const m =
+    typeof v === 'string'
+      ? /^(\d{4}-\d{2}-\d{2})(?: ([01]\d|2[0-3]):[0-5]\d:[0-5]\d)?$/.exec(v.trim())
+      : null;
   if (!m || !isCalendarDate(m[1]!)) throw invalidParam(name, 'must be YYYY-MM-DD or YYYY-MM-DD HH:MM:SS');
   return m[1]!;
 }
 
-export function optionalIntInRange(params: RawParams, name: string, min: number, max: number): number | undefined {
+export function optionalIntInRange(
+  params: RawParams,
+  name: string,
+  min: number,
+  max: number,
+): number | undefined {
   const v = params[name];
   if (!given(v)) return undefined;
   const n = toPositiveInt(v);
-  if (n === undefined || n < min || n > max) throw invalidParam(name, `must be an integer from ${min} to ${max}`);
+  if (n === undefined || n < min || n > max)
+    throw invalidParam(name, `must be an integer from ${min} to ${max}`);
   return n;
 }
 

@@ -12,7 +12,9 @@ export function api12Route(operations: Record<string, Operation>) {
     const name = segment.endsWith('.json') ? segment.slice(0, -5) : undefined;
     const operation = name !== undefined && Object.hasOwn(operations, name) ? operations[name] : undefined;
     if (!operation) throw unknownMethod(segment);
-    const query = req.originalUrl.includes('?') ? parseForm(req.originalUrl.slice(req.originalUrl.indexOf('?') + 1)) : {};
+    const query = req.originalUrl.includes('?')
+      ? parseForm(req.originalUrl.slice(req.originalUrl.indexOf('?') + 1))
+      : {};
     const body = parseBody(Buffer.isBuffer(req.body) ? req.body : undefined, req.get('content-type'));
     const caller = { userId: String(req.params.userId), apiKey: String(req.params.apiKey) };
     res.json(await operation(caller, mergeParams(query, body)));

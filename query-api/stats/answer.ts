@@ -1,5 +1,12 @@
 import type { DayCounters } from '../../shared/clickhouse/schema.js';
-import { averageCents, centsToNumber, formatCents, percent, toUnits4, unitsToCents } from '../../shared/money.js';
+import {
+  averageCents,
+  centsToNumber,
+  formatCents,
+  percent,
+  toUnits4,
+  unitsToCents,
+} from '../../shared/money.js';
 
 /** One element of the `automation.stats` answer: exactly the seed's fields, in its order. */
 export interface StatsRecord {

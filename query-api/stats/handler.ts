@@ -29,7 +29,11 @@ export interface Caller {
 }
 
 /** automation.stats: 407 → 406 → 101 → answer (contract §2.2, §2.4). */
-export async function automationStats(deps: StatsDeps, caller: Caller, params: RawParams): Promise<StatsRecord[]> {
+export async function automationStats(
+  deps: StatsDeps,
+  caller: Caller,
+  params: RawParams,
+): Promise<StatsRecord[]> {
   const listId = requiredId(params, 'list_id');
   const workflowIds = optionalIdList(params, 'workflow_ids', MAX_WORKFLOW_IDS) ?? null;
   const triggerId = optionalId(params, 'trigger_id') ?? null;

@@ -13,7 +13,10 @@ export interface Period {
   to: string;
 }
 
-const lastDayOfMonth = (year: number, month: number) => fromDayNumber(toDayNumber(`${year + Math.floor(month / 12)}-${String((month % 12) + 1).padStart(2, '0')}-01`) - 1);
+const lastDayOfMonth = (year: number, month: number) =>
+  fromDayNumber(
+    toDayNumber(`${year + Math.floor(month / 12)}-${String((month % 12) + 1).padStart(2, '0')}-01`) - 1,
+  );
 
 /**
  * The period in the list's time zone (contract §2.4): explicit dates win over `month`, which wins
@@ -41,6 +44,7 @@ export function resolvePeriod(p: PeriodParams, timeZone: string, maxDays: number
     period = { from: addDays(today, -(days - 1)), to: today };
     param = 'days';
   }
-  if (periodLength(period.from, period.to) > maxDays) throw invalidParam(param, `period longer than ${maxDays} days`);
+  if (periodLength(period.from, period.to) > maxDays)
+    throw invalidParam(param, `period longer than ${maxDays} days`);
   return period;
 }

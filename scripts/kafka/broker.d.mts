@@ -6,4 +6,7 @@ export interface KafkaBroker {
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
-export declare function startKafkaBroker(opts?: { version?: string; timeoutMs?: number }): Promise<KafkaBroker>;
+export declare function startKafkaBroker(opts?: {
+  version?: string;
+  timeoutMs?: number;
+}): Promise<KafkaBroker>;

@@ -3,7 +3,7 @@
 // Maven and cached outside the repo. Used by the test harness, the benchmarks and CI.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -23,14 +23,24 @@ export function ensureKafkaJars({ version = DEFAULT_VERSION } = {}) {
   if (existsSync(marker)) return libs;
   for (const tool of ['java', 'mvn']) {
     if (spawnSync(tool, ['-version'], { stdio: 'ignore' }).error) {
-      throw new Error(`${tool} not found: the local Kafka broker needs Java 17+ and Maven (or set KAFKA_BROKERS, or run Docker)`);
+      throw new Error(
+        `${tool} not found: the local Kafka broker needs Java 17+ and Maven (or set KAFKA_BROKERS, or run Docker)`,
+      );
     }
   }
   process.stderr.write(`kafka: fetching Apache Kafka ${version} jars from Maven Central into ${libs}…\n`);
   const mvn = spawnSync(
     'mvn',
-    ['-q', '-B', '-f', join(HERE, 'pom.xml'), `-Dkafka.version=${version}`, 'dependency:copy-dependencies',
-      `-DoutputDirectory=${libs}`, '-DincludeScope=runtime'],
+    [
+      '-q',
+      '-B',
+      '-f',
+      join(HERE, 'pom.xml'),
+      `-Dkafka.version=${version}`,
+      'dependency:copy-dependencies',
+      `-DoutputDirectory=${libs}`,
+      '-DincludeScope=runtime',
+    ],
     { stdio: ['ignore', 'inherit', 'inherit'] },
   );
   if (mvn.status !== 0) throw new Error(`mvn could not fetch the Kafka ${version} jars (exit ${mvn.status})`);
@@ -50,7 +60,11 @@ function freePort() {
 }
 
 async function waitUntilServing(brokers, timeoutMs, logFile) {
-  const kafka = new kafkajs.Kafka({ brokers: [brokers], logLevel: kafkajs.logLevel.NOTHING, retry: { retries: 0 } });
+  const kafka = new kafkajs.Kafka({
+    brokers: [brokers],
+    logLevel: kafkajs.logLevel.NOTHING,
+    retry: { retries: 0 },
+  });
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const admin = kafka.admin();
@@ -62,7 +76,9 @@ async function waitUntilServing(brokers, timeoutMs, logFile) {
     } catch {
       await admin.disconnect().catch(() => {});
       if (Date.now() > deadline) {
-        const tail = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n') : '(no log)';
+        const tail = existsSync(logFile)
+          ? readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n')
+          : '(no log)';
         throw new Error(`Kafka broker did not start within ${timeoutMs / 1000} s. Log tail:\n${tail}`);
       }
       await new Promise((r) => setTimeout(r, 300));
@@ -107,12 +123,21 @@ export async function startKafkaBroker({ version = DEFAULT_VERSION, timeoutMs = 
       'log4j.appender.stdout.layout=org.apache.log4j.PatternLayout\nlog4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n\n',
   );
   const logFile = join(dir, 'broker.log');
-  const java = (args, opts) => spawn('java', ['-Xms256m', '-Xmx512m', '-cp', `${libs}/*`, `-Dlog4j.configuration=file:${log4j}`, ...args], opts);
+  const java = (args, opts) =>
+    spawn(
+      'java',
+      ['-Xms256m', '-Xmx512m', '-cp', `${libs}/*`, `-Dlog4j.configuration=file:${log4j}`, ...args],
+      opts,
+    );
 
   const clusterId = randomBytes(16).toString('base64url');
   await new Promise((resolve, reject) => {
-    const fmt = java(['kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props], { stdio: 'ignore' });
-    fmt.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`kafka storage format failed (exit ${code})`))));
+    const fmt = java(['kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props], {
+      stdio: 'ignore',
+    });
+    fmt.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`kafka storage format failed (exit ${code})`)),
+    );
   });
 
   let proc;

@@ -60,9 +60,13 @@ export class Catalog {
   startPolling(intervalMs: number): void {
     const poll = async () => {
       try {
-        const [row] = await this.db.query<{ g: number }>('SELECT max(arrival) AS g FROM catalog', {}, {
-          output_format_json_quote_64bit_integers: 0,
-        });
+        const [row] = await this.db.query<{ g: number }>(
+          'SELECT max(arrival) AS g FROM catalog',
+          {},
+          {
+            output_format_json_quote_64bit_integers: 0,
+          },
+        );
         const g = row?.g ?? 0;
         if (g !== this.generation) {
           this.generation = g;
@@ -137,7 +141,10 @@ export class Catalog {
         { output_format_json_quote_64bit_integers: 0 },
       );
       if (!row) return undefined;
-      return { ...(JSON.parse(row.payload) as TemplateRecord), versionToken: `${row.version}.${row.arrival}` };
+      return {
+        ...(JSON.parse(row.payload) as TemplateRecord),
+        versionToken: `${row.version}.${row.arrival}`,
+      };
     });
   }
 

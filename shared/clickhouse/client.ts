@@ -43,7 +43,9 @@ export class Db {
   }
 
   async command(sql: string, params: Params = {}, settings: ClickHouseSettings = {}): Promise<void> {
-    await this.track(() => this.client.command({ query: sql, query_params: params, clickhouse_settings: settings }));
+    await this.track(() =>
+      this.client.command({ query: sql, query_params: params, clickhouse_settings: settings }),
+    );
   }
 
   /**
@@ -54,7 +56,10 @@ export class Db {
   async insert(table: string, columns: readonly string[], rows: unknown[][], token = ''): Promise<void> {
     if (rows.length === 0) return;
     const payload = Buffer.from(encodeTsv(rows));
-    const settings = { insert_deduplication_token: token, deduplicate_blocks_in_dependent_materialized_views: 1 as const };
+    const settings = {
+      insert_deduplication_token: token,
+      deduplicate_blocks_in_dependent_materialized_views: 1 as const,
+    };
     await this.track(async () => {
       if (this.chdb) {
         await this.chdb.chdb.rawInsert({ table, columns, values: payload, format: 'TabSeparated', settings });
@@ -100,7 +105,8 @@ const TSV_ESCAPES: Record<string, string> = { '\t': '\\t', '\n': '\\n', '\r': '\
 
 function tsvCell(v: unknown): string {
   if (v === null || v === undefined) return '\\N';
-  if (typeof v === 'string') return TSV_SPECIAL.test(v) ? v.replace(/[\t\n\r\\]/g, (c) => TSV_ESCAPES[c]!) : v;
+  if (typeof v === 'string')
+    return TSV_SPECIAL.test(v) ? v.replace(/[\t\n\r\\]/g, (c) => TSV_ESCAPES[c]!) : v;
   if (typeof v === 'boolean') return v ? '1' : '0';
   return String(v);
 }

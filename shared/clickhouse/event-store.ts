@@ -116,7 +116,9 @@ export class EventStore {
     }
     // Also when nothing was fresh: a retry after a crash between the ledger and this step heals here.
     await this.db.command(
-      recomputeScopes('(list_id, day) IN (SELECT DISTINCT list_id, day FROM ingest_batches WHERE batch_id = {batch:String})'),
+      recomputeScopes(
+        '(list_id, day) IN (SELECT DISTINCT list_id, day FROM ingest_batches WHERE batch_id = {batch:String})',
+      ),
       { batch: batchId, version: nextVersion() },
     );
     return { written: fresh.length, duplicates: batch.length - fresh.length };

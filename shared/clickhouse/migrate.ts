@@ -8,7 +8,9 @@ export async function migrate(db: Db, log: Logger, migrations: Migration[] = MIG
     version UInt32, name String, applied_at DateTime DEFAULT now()
   ) ENGINE = ReplacingMergeTree ORDER BY version`);
   const done = new Set(
-    (await db.query<{ version: number }>('SELECT DISTINCT version FROM schema_migrations')).map((r) => r.version),
+    (await db.query<{ version: number }>('SELECT DISTINCT version FROM schema_migrations')).map(
+      (r) => r.version,
+    ),
   );
   const applied: number[] = [];
   for (const m of migrations) {

@@ -86,4 +86,8 @@ export const SCOPE_COUNTERS = [
 
 export type StatsCounter = (typeof SCOPE_COUNTERS)[number];
 /** One day of counters as ClickHouse returns it (money as exact decimal strings). */
-export type DayCounters = Record<StatsCounter, number> & { date: string; value_ron: string; value_eur: string };
+export type DayCounters = Record<StatsCounter, number> & {
+  date: string;
+  value_ron: string;
+  value_eur: string;
+};

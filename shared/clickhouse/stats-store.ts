@@ -12,7 +12,10 @@ export interface StatsQuery {
 }
 
 /** Money leaves as exact decimal strings; counts as plain JSON numbers. */
-export const READ_SETTINGS = { output_format_json_quote_decimals: 1, output_format_json_quote_64bit_integers: 0 } as const;
+export const READ_SETTINGS = {
+  output_format_json_quote_decimals: 1,
+  output_format_json_quote_64bit_integers: 0,
+} as const;
 
 const FROM_SCOPES = `
   SELECT toString(day) AS date, ${SCOPE_COUNTERS.join(', ')}, value_ron, value_eur

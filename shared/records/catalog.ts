@@ -35,7 +35,13 @@ export const catalogSchemas = [
     active: z.boolean().default(true),
     version,
   }),
-  z.object({ type: z.literal('list_access'), user_id: positiveId, list_id: positiveId, granted: z.boolean(), version }),
+  z.object({
+    type: z.literal('list_access'),
+    user_id: positiveId,
+    list_id: positiveId,
+    granted: z.boolean(),
+    version,
+  }),
   z.object({
     type: z.literal('smtp_account'),
     account_id: opaqueId,

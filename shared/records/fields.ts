@@ -7,17 +7,21 @@ import { z } from 'zod';
  */
 
 /** Ids are UInt64 in storage; JSON numbers are exact only up to 2^53 - 1, so larger ids are refused. */
-export const positiveId = z.union([z.number(), z.string().regex(/^\d+$/, 'must be a positive integer')]).transform((v, ctx) => {
-  const n = typeof v === 'number' ? v : Number(v);
-  if (!Number.isSafeInteger(n) || n <= 0) {
-    ctx.addIssue({ code: 'custom', message: 'must be a positive integer (at most 2^53 - 1)' });
-    return z.NEVER;
-  }
-  return n;
-});
+export const positiveId = z
+  .union([z.number(), z.string().regex(/^\d+$/, 'must be a positive integer')])
+  .transform((v, ctx) => {
+    const n = typeof v === 'number' ? v : Number(v);
+    if (!Number.isSafeInteger(n) || n <= 0) {
+      ctx.addIssue({ code: 'custom', message: 'must be a positive integer (at most 2^53 - 1)' });
+      return z.NEVER;
+    }
+    return n;
+  });
 
 /** Opaque ids of accounts and templates (contract §2.1). */
-export const opaqueId = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must be 1-128 characters of [A-Za-z0-9_.:-]');
+export const opaqueId = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must be 1-128 characters of [A-Za-z0-9_.:-]');
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 const FUTURE_TOLERANCE_MS = 24 * 3600 * 1000;
@@ -27,7 +31,10 @@ export const instant = z.union([z.number(), z.string()]).transform((v, ctx) => {
   let ms: number;
   if (typeof v === 'number') {
     if (!Number.isSafeInteger(v) || v < 0) {
-      ctx.addIssue({ code: 'custom', message: 'must be integer epoch milliseconds or RFC 3339 with an offset' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must be integer epoch milliseconds or RFC 3339 with an offset',
+      });
       return z.NEVER;
     }
     ms = v;
@@ -35,7 +42,10 @@ export const instant = z.union([z.number(), z.string()]).transform((v, ctx) => {
     // Date.parse keeps milliseconds only; digits beyond them are truncated, as DateTime64(3) would.
     ms = RFC3339.test(v) ? Date.parse(v.replace(/(\.\d{3})\d+/, '$1')) : NaN;
     if (Number.isNaN(ms)) {
-      ctx.addIssue({ code: 'custom', message: 'must be RFC 3339 with an offset (e.g. 2026-11-02T10:15:00Z) or epoch ms' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must be RFC 3339 with an offset (e.g. 2026-11-02T10:15:00Z) or epoch ms',
+      });
       return z.NEVER;
     }
   }
@@ -59,14 +69,20 @@ export const money = z.union([z.number(), z.string()]).transform((v, ctx) => {
     s = Number.isFinite(v) ? String(v) : 'NaN';
     if (/e/i.test(s) && v !== 0) s = v.toFixed(20).replace(/\.?0+$/, '');
     if (s.replace(/^0\.0*|\./g, '').length > 15) {
-      ctx.addIssue({ code: 'custom', message: 'has more than 15 significant digits: send it as a string to keep it exact' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'has more than 15 significant digits: send it as a string to keep it exact',
+      });
       return z.NEVER;
     }
   } else {
     s = v.trim();
   }
   if (!DECIMAL4.test(s)) {
-    ctx.addIssue({ code: 'custom', message: 'must be a decimal ≥ 0 with at most 4 decimals (and below 10^14)' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be a decimal ≥ 0 with at most 4 decimals (and below 10^14)',
+    });
     return z.NEVER;
   }
   return s;

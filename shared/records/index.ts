@@ -23,14 +23,20 @@ export function checkRecord(value: unknown): RecordCheck {
     return { ok: false, reason: 'record must be a JSON object' };
   }
   const type = (value as { type?: unknown }).type;
-  if (typeof type !== 'string' || !(ACTIVITY.has(type) || (CATALOG_TYPES as readonly string[]).includes(type))) {
+  if (
+    typeof type !== 'string' ||
+    !(ACTIVITY.has(type) || (CATALOG_TYPES as readonly string[]).includes(type))
+  ) {
     return { ok: false, reason: `type: must be one of ${ALL_TYPES}` };
   }
   const parsed = recordSchema.safeParse(value);
   if (parsed.success) return { ok: true, record: parsed.data };
   const issue = parsed.error.issues[0];
   const field = issue?.path.length ? issue.path.join('.') : 'record';
-  const given = issue?.path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k], value);
+  const given = issue?.path.reduce<unknown>(
+    (v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k],
+    value,
+  );
   const message = given === undefined ? 'is required' : issue?.message;
   return { ok: false, reason: `${field}: ${message ?? 'is invalid'}` };
 }

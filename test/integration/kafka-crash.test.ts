@@ -53,7 +53,12 @@ describe('a worker killed with SIGKILL mid-stream', () => {
       );
     };
     const kafka = testKafka(brokers);
-    await produce(kafka, env.KAFKA_CATALOG_TOPIC!, tenant({ userId: 5, apiKey: 'k', lists: [{ list_id: 10 }, { list_id: 11 }] }), () => 'c');
+    await produce(
+      kafka,
+      env.KAFKA_CATALOG_TOPIC!,
+      tenant({ userId: 5, apiKey: 'k', lists: [{ list_id: 10 }, { list_id: 11 }] }),
+      () => 'c',
+    );
     const { wire, model } = activityStream(12_000, 99);
 
     let kills = 0;
@@ -79,7 +84,9 @@ describe('a worker killed with SIGKILL mid-stream', () => {
       });
       await vi.waitFor(
         async () => {
-          const res = await fetch(`${base}/api/1.2/rest/5/k/automation.stats.json?list_id=${listId}${STREAM_PERIOD}`);
+          const res = await fetch(
+            `${base}/api/1.2/rest/5/k/automation.stats.json?list_id=${listId}${STREAM_PERIOD}`,
+          );
           expect(await res.json()).toEqual(expected);
         },
         { timeout: 90_000, interval: 1000 },

@@ -22,12 +22,18 @@ describe('Kafka → worker → ClickHouse', () => {
 
   beforeAll(async () => {
     svc = await startTestService(env);
-    await produce(kafka, env.KAFKA_CATALOG_TOPIC!, tenant({ userId: USER, apiKey: KEY, lists: LISTS }), () => 'catalog');
+    await produce(
+      kafka,
+      env.KAFKA_CATALOG_TOPIC!,
+      tenant({ userId: USER, apiKey: KEY, lists: LISTS }),
+      () => 'catalog',
+    );
   });
   afterAll(() => svc?.stop());
 
   const stats = async (listId: number) =>
-    (await svc.call(`/api/1.2/rest/${USER}/${KEY}/automation.stats.json?list_id=${listId}${STREAM_PERIOD}`)).body;
+    (await svc.call(`/api/1.2/rest/${USER}/${KEY}/automation.stats.json?list_id=${listId}${STREAM_PERIOD}`))
+      .body;
 
   /** Wait until both lists answer exactly what the model of everything delivered so far says. */
   async function expectCounted() {
@@ -39,7 +45,10 @@ describe('Kafka → worker → ClickHouse', () => {
         from: '2026-11-01',
         to: '2026-11-20',
       });
-      await vi.waitFor(async () => expect(await stats(list.list_id)).toEqual(expected), { timeout: 60_000, interval: 500 });
+      await vi.waitFor(async () => expect(await stats(list.list_id)).toEqual(expected), {
+        timeout: 60_000,
+        interval: 500,
+      });
     }
   }
 
@@ -59,7 +68,12 @@ describe('Kafka → worker → ClickHouse', () => {
       { ...wire[0], event_id: 'bad-2', type: 'teleport' },
       { ...wire[0], event_id: 'bad-3', subscriber_id: undefined },
     ];
-    await produce(kafka, env.KAFKA_EVENTS_TOPIC!, [...wire.slice(0, 150), ...bad, ...wire.slice(150)], () => '10');
+    await produce(
+      kafka,
+      env.KAFKA_EVENTS_TOPIC!,
+      [...wire.slice(0, 150), ...bad, ...wire.slice(150)],
+      () => '10',
+    );
     delivered.push(...model);
     await expectCounted();
 
@@ -69,7 +83,9 @@ describe('Kafka → worker → ClickHouse', () => {
     await consumer.subscribe({ topic: env.KAFKA_DLQ_TOPIC!, fromBeginning: true });
     await consumer.run({
       eachMessage: async ({ message }) => {
-        const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)]));
+        const headers = Object.fromEntries(
+          Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)]),
+        );
         dead.push({ value: message.value!.toString(), headers });
       },
     });
@@ -116,7 +132,11 @@ describe('Kafka → worker → ClickHouse', () => {
       new KafkaProgress(svc.db, config.KAFKA_GROUP_ID!),
       {
         groupId: config.KAFKA_GROUP_ID!,
-        topics: { events: config.KAFKA_EVENTS_TOPIC!, catalog: config.KAFKA_CATALOG_TOPIC!, dlq: config.KAFKA_DLQ_TOPIC! },
+        topics: {
+          events: config.KAFKA_EVENTS_TOPIC!,
+          catalog: config.KAFKA_CATALOG_TOPIC!,
+          dlq: config.KAFKA_DLQ_TOPIC!,
+        },
         maxBatchRecords: 500,
         maxBatchMs: 100,
         sessionTimeoutMs: 6000,

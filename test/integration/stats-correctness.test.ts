@@ -15,7 +15,18 @@ const LISTS = [
 const WORKFLOWS: Record<number, number[]> = { 10: [1, 2, 3, 4], 20: [5, 6] };
 const FROM = '2026-10-18';
 const TO = '2026-11-08';
-const TYPES = ['send', 'open', 'click', 'purchase', 'bounce', 'unsubscribe', 'spam', 'event', 'condition', 'action'];
+const TYPES = [
+  'send',
+  'open',
+  'click',
+  'purchase',
+  'bounce',
+  'unsubscribe',
+  'spam',
+  'event',
+  'condition',
+  'action',
+];
 /** Values whose float sums go wrong (0.1 + 0.2) and 4-decimal values that round at the half. */
 const MONEY = ['0.1', '0.2', 0.3, '1.0005', '2.675', 0.0049, '19.9999', '1234.5', 1000000.01, '0.0001', '7'];
 
@@ -123,15 +134,28 @@ describe('automation.stats against an independent model', () => {
       )
     ).body;
 
-  const cases: { name: string; listId: number; extra: string; workflowIds?: number[]; triggerId?: number }[] = [
-    { name: 'all workflows, Bucharest', listId: 10, extra: '' },
-    { name: 'all workflows, New York', listId: 20, extra: '' },
-    { name: 'one workflow', listId: 10, extra: '&workflow_ids=2', workflowIds: [2] },
-    { name: 'one workflow with a trigger', listId: 10, extra: '&workflow_ids=3&trigger_id=100', workflowIds: [3], triggerId: 100 },
-    { name: 'a trigger across workflows', listId: 10, extra: '&trigger_id=101', triggerId: 101 },
-    { name: 'a workflow subset', listId: 10, extra: '&workflow_ids=1,3,4', workflowIds: [1, 3, 4] },
-    { name: 'a subset with a trigger', listId: 20, extra: '&workflow_ids=5,6&trigger_id=100', workflowIds: [5, 6], triggerId: 100 },
-  ];
+  const cases: { name: string; listId: number; extra: string; workflowIds?: number[]; triggerId?: number }[] =
+    [
+      { name: 'all workflows, Bucharest', listId: 10, extra: '' },
+      { name: 'all workflows, New York', listId: 20, extra: '' },
+      { name: 'one workflow', listId: 10, extra: '&workflow_ids=2', workflowIds: [2] },
+      {
+        name: 'one workflow with a trigger',
+        listId: 10,
+        extra: '&workflow_ids=3&trigger_id=100',
+        workflowIds: [3],
+        triggerId: 100,
+      },
+      { name: 'a trigger across workflows', listId: 10, extra: '&trigger_id=101', triggerId: 101 },
+      { name: 'a workflow subset', listId: 10, extra: '&workflow_ids=1,3,4', workflowIds: [1, 3, 4] },
+      {
+        name: 'a subset with a trigger',
+        listId: 20,
+        extra: '&workflow_ids=5,6&trigger_id=100',
+        workflowIds: [5, 6],
+        triggerId: 100,
+      },
+    ];
 
   for (const c of cases) {
     it(`matches the model: ${c.name}`, async () => {
@@ -152,19 +176,38 @@ describe('automation.stats against an independent model', () => {
 
   it('keeps every field of the seed, in order, and nothing else', async () => {
     const [first] = await stats(10);
-    expect(Object.keys(first)).toEqual(Object.keys(expectedStats(model, { listId: 10, tz: 'UTC', currency: 'RON', from: FROM, to: TO })[0]!));
+    expect(Object.keys(first)).toEqual(
+      Object.keys(expectedStats(model, { listId: 10, tz: 'UTC', currency: 'RON', from: FROM, to: TO })[0]!),
+    );
   });
 
   it('re-dates a list when its time zone changes', async () => {
-    const res = await svc.ingest([{ type: 'list', list_id: 20, timezone: 'Asia/Tokyo', currency: 'EUR', version: 5 }]);
+    const res = await svc.ingest([
+      { type: 'list', list_id: 20, timezone: 'Asia/Tokyo', currency: 'EUR', version: 5 },
+    ]);
     expect(res.body.rejected).toEqual([]);
-    const expected = expectedStats(model, { listId: 20, tz: 'Asia/Tokyo', currency: 'EUR', from: FROM, to: TO });
+    const expected = expectedStats(model, {
+      listId: 20,
+      tz: 'Asia/Tokyo',
+      currency: 'EUR',
+      from: FROM,
+      to: TO,
+    });
     expect(await stats(20)).toEqual(expected);
     expect(await stats(20, '&workflow_ids=5')).toEqual(
-      expectedStats(model, { listId: 20, tz: 'Asia/Tokyo', currency: 'EUR', from: FROM, to: TO, workflowIds: [5] }),
+      expectedStats(model, {
+        listId: 20,
+        tz: 'Asia/Tokyo',
+        currency: 'EUR',
+        from: FROM,
+        to: TO,
+        workflowIds: [5],
+      }),
     );
     // An older version arriving later changes nothing.
-    await svc.ingest([{ type: 'list', list_id: 20, timezone: 'America/New_York', currency: 'EUR', version: 1 }]);
+    await svc.ingest([
+      { type: 'list', list_id: 20, timezone: 'America/New_York', currency: 'EUR', version: 1 },
+    ]);
     expect(await stats(20)).toEqual(expected);
   });
 });

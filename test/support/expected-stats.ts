@@ -19,7 +19,12 @@ export interface RawActivity {
 }
 
 const dateIn = (ms: number, tz: string) =>
-  new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' }).format(ms);
+  new Intl.DateTimeFormat('en-CA', {
+    timeZone: tz,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).format(ms);
 
 /** "12.3" → 123000n (ten-thousandths). */
 function tenThousandths(v: string): bigint {
@@ -47,7 +52,15 @@ function formatHundredths(h: bigint): string {
 
 export function expectedStats(
   records: RawActivity[],
-  q: { listId: number; tz: string; currency: string; from: string; to: string; workflowIds?: number[]; triggerId?: number },
+  q: {
+    listId: number;
+    tz: string;
+    currency: string;
+    from: string;
+    to: string;
+    workflowIds?: number[];
+    triggerId?: number;
+  },
 ): Record<string, unknown>[] {
   const byDate = new Map<string, RawActivity[]>();
   const seen = new Set<string>();
@@ -75,7 +88,8 @@ export function expectedStats(
     const aovRon = n === 0n ? 0n : roundHundredths(ron, 10000n * n);
     const aovEur = n === 0n ? 0n : roundHundredths(eur, 10000n * n);
     const sendsU = uniq('send');
-    const pct = (x: number) => (sendsU === 0 ? 0 : Number(roundHundredths(BigInt(x) * 100n, BigInt(sendsU))) / 100);
+    const pct = (x: number) =>
+      sendsU === 0 ? 0 : Number(roundHundredths(BigInt(x) * 100n, BigInt(sendsU))) / 100;
     return {
       sends_unique: sendsU,
       sends_total: of('send').length,

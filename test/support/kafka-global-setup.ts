@@ -60,7 +60,9 @@ export default async function setup(project: TestProject) {
   let source: 'env' | 'docker' | 'local' = 'env';
   if (!brokers) {
     const docker = await dockerBroker().catch((err: Error) => {
-      console.error(`kafka: Docker answered but the broker container failed (${err.message}); trying local jars`);
+      console.error(
+        `kafka: Docker answered but the broker container failed (${err.message}); trying local jars`,
+      );
       return undefined;
     });
     if (docker) {
@@ -77,6 +79,7 @@ export default async function setup(project: TestProject) {
           'No Kafka broker for the tests. Install Java 17+ and Maven (the harness fetches and starts Apache Kafka), ' +
             'or run a Docker engine, or set KAFKA_BROKERS=host:port.\n' +
             `Local broker failed: ${(err as Error).message}`,
+          { cause: err },
         );
       }
     }

@@ -21,7 +21,12 @@ export function testKafka(brokers: string): Kafka {
 }
 
 /** Produce raw values (objects are JSON-encoded; strings and Buffers go as they are) with acks = all. */
-export async function produce(kafka: Kafka, topic: string, values: unknown[], key = (v: unknown) => keyOf(v)) {
+export async function produce(
+  kafka: Kafka,
+  topic: string,
+  values: unknown[],
+  key = (v: unknown) => keyOf(v),
+) {
   const producer = kafka.producer();
   await producer.connect();
   try {

@@ -43,7 +43,10 @@ export async function startTestService(env: Record<string, string> = {}): Promis
       const res = await fetch(`${base}/ingest`, {
         method: 'POST',
         body: typeof body === 'string' ? body : body.map((r) => JSON.stringify(r)).join('\n'),
-        headers: { 'content-type': 'application/x-ndjson', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        headers: {
+          'content-type': 'application/x-ndjson',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
       });
       const text = await res.text();
       return { status: res.status, body: text ? JSON.parse(text) : undefined };
@@ -66,6 +69,11 @@ export function tenant(opts: {
   return [
     { type: 'user', user_id: opts.userId, api_key_sha256: sha256(opts.apiKey) },
     ...opts.lists.map((l) => ({ type: 'list', name: `list ${l.list_id}`, ...l })),
-    ...opts.lists.map((l) => ({ type: 'list_access', user_id: opts.userId, list_id: l.list_id, granted: true })),
+    ...opts.lists.map((l) => ({
+      type: 'list_access',
+      user_id: opts.userId,
+      list_id: l.list_id,
+      granted: true,
+    })),
   ];
 }
