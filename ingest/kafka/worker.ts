@@ -60,6 +60,8 @@ export class IngestWorker {
     await this.consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
+      // Partitions are decoded and validated concurrently; their writes queue in the pipeline.
+      partitionsConsumedConcurrently: 4,
       eachBatch: (payload) => this.onBatch(payload),
     });
   }
