@@ -40,6 +40,12 @@ const SEEN_IN_WINDOW = `
   WHERE first_seen >= now64(3) - toIntervalDay({window:UInt32})
     AND event_id IN (SELECT event_id FROM ingest_batches WHERE batch_id = {batch:String})`;
 
+/** The (list, day) pairs of a batch; the day bounds let partition pruning and the day index work. */
+const BATCH_DAYS = `
+  day BETWEEN (SELECT min(day) FROM ingest_batches WHERE batch_id = {batch:String})
+          AND (SELECT max(day) FROM ingest_batches WHERE batch_id = {batch:String})
+  AND (list_id, day) IN (SELECT DISTINCT list_id, day FROM ingest_batches WHERE batch_id = {batch:String})`;
+
 /** Recompute the precomputed answer rows (daily_scopes) for the (list, day) pairs chosen by `where`. */
 const recomputeScopes = (where: string) => `
   INSERT INTO daily_scopes (list_id, workflow_id, trigger_id, day, ${STATS_NAMES.join(', ')}, version)
@@ -116,9 +122,7 @@ export class EventStore {
     }
     // Also when nothing was fresh: a retry after a crash between the ledger and this step heals here.
     await this.db.command(
-      recomputeScopes(
-        '(list_id, day) IN (SELECT DISTINCT list_id, day FROM ingest_batches WHERE batch_id = {batch:String})',
-      ),
+      recomputeScopes(BATCH_DAYS),
       { batch: batchId, version: nextVersion() },
     );
     return { written: fresh.length, duplicates: batch.length - fresh.length };

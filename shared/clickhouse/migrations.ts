@@ -70,10 +70,13 @@ export const MIGRATIONS: Migration[] = [
         ok SimpleAggregateFunction(sum, UInt64),
         failed SimpleAggregateFunction(sum, UInt64),
         ron SimpleAggregateFunction(sum, Decimal(38, 4)),
-        eur SimpleAggregateFunction(sum, Decimal(38, 4))
+        eur SimpleAggregateFunction(sum, Decimal(38, 4)),
+        -- Workflow before day in the key: a subset query reads only its workflows' rows; the
+        -- per-batch recompute finds its days through the partition and this index.
+        INDEX day_minmax day TYPE minmax GRANULARITY 1
       ) ENGINE = AggregatingMergeTree
       PARTITION BY toYYYYMM(day)
-      ORDER BY (list_id, day, workflow_id, trigger_id, type)
+      ORDER BY (list_id, workflow_id, day, trigger_id, type)
       SETTINGS non_replicated_deduplication_window = 1000`,
       `CREATE MATERIALIZED VIEW IF NOT EXISTS daily_sets_mv TO daily_sets AS ${DAILY_SETS_SELECT} ${DAILY_SETS_GROUP}`,
       // The answer, precomputed as plain numbers for the shapes users ask most: all workflows
