@@ -39,8 +39,17 @@ const ORDER_TEMPLATE = `<html><body>
 export function demoRecords(now = Date.now()): DecodedItem[] {
   const records: unknown[] = [
     ...DEMO.lists.map((l) => ({ type: 'list', ...l })),
-    { type: 'user', user_id: DEMO.userId, api_key_sha256: createHash('sha256').update(DEMO.apiKey).digest('hex') },
-    ...DEMO.lists.map((l) => ({ type: 'list_access', user_id: DEMO.userId, list_id: l.list_id, granted: true })),
+    {
+      type: 'user',
+      user_id: DEMO.userId,
+      api_key_sha256: createHash('sha256').update(DEMO.apiKey).digest('hex'),
+    },
+    ...DEMO.lists.map((l) => ({
+      type: 'list_access',
+      user_id: DEMO.userId,
+      list_id: l.list_id,
+      granted: true,
+    })),
     { type: 'smtp_account', account_id: DEMO.accountId, list_id: 1, active: true, is_default: true },
     { type: 'smtp_account', account_id: 'acc-news', list_id: 2, active: true },
     {
@@ -78,11 +87,36 @@ export function demoRecords(now = Date.now()): DecodedItem[] {
         for (let s = 0; s < sends; s++) {
           const subscriberId = 1 + Math.floor(rnd() * 400);
           const sentAt = noon - Math.floor(rnd() * 3_600_000);
-          const base = { list_id: listId, workflow_id: workflowId, subscriber_id: subscriberId, trigger_id: workflowId * 10 };
+          const base = {
+            list_id: listId,
+            workflow_id: workflowId,
+            subscriber_id: subscriberId,
+            trigger_id: workflowId * 10,
+          };
           records.push({ type: 'send', event_id: id(), ...base, timestamp: sentAt });
-          records.push({ type: 'event', event_id: id(), ...base, timestamp: sentAt, status: rnd() < 0.95 ? 'ok' : 'failed' });
-          if (rnd() < 0.5) records.push({ type: 'open', event_id: id(), ...base, timestamp: sentAt + 600_000, sent_at: sentAt });
-          if (rnd() < 0.2) records.push({ type: 'click', event_id: id(), ...base, timestamp: sentAt + 900_000, sent_at: sentAt });
+          records.push({
+            type: 'event',
+            event_id: id(),
+            ...base,
+            timestamp: sentAt,
+            status: rnd() < 0.95 ? 'ok' : 'failed',
+          });
+          if (rnd() < 0.5)
+            records.push({
+              type: 'open',
+              event_id: id(),
+              ...base,
+              timestamp: sentAt + 600_000,
+              sent_at: sentAt,
+            });
+          if (rnd() < 0.2)
+            records.push({
+              type: 'click',
+              event_id: id(),
+              ...base,
+              timestamp: sentAt + 900_000,
+              sent_at: sentAt,
+            });
           if (rnd() < 0.05) {
             const ron = (Math.floor(rnd() * 50_000) / 100).toFixed(2);
             records.push({
@@ -96,11 +130,44 @@ export function demoRecords(now = Date.now()): DecodedItem[] {
               value_eur: (Number(ron) / 5).toFixed(4),
             });
           }
-          if (rnd() < 0.02) records.push({ type: 'bounce', event_id: id(), ...base, timestamp: sentAt + 60_000, sent_at: sentAt });
-          if (rnd() < 0.01) records.push({ type: 'unsubscribe', event_id: id(), ...base, timestamp: sentAt + 7_200_000, sent_at: sentAt });
-          if (rnd() < 0.005) records.push({ type: 'spam', event_id: id(), ...base, timestamp: sentAt + 7_200_000, sent_at: sentAt });
-          records.push({ type: 'condition', event_id: id(), ...base, timestamp: sentAt, status: rnd() < 0.7 ? 'ok' : 'failed' });
-          records.push({ type: 'action', event_id: id(), ...base, timestamp: sentAt, status: rnd() < 0.98 ? 'ok' : 'failed' });
+          if (rnd() < 0.02)
+            records.push({
+              type: 'bounce',
+              event_id: id(),
+              ...base,
+              timestamp: sentAt + 60_000,
+              sent_at: sentAt,
+            });
+          if (rnd() < 0.01)
+            records.push({
+              type: 'unsubscribe',
+              event_id: id(),
+              ...base,
+              timestamp: sentAt + 7_200_000,
+              sent_at: sentAt,
+            });
+          if (rnd() < 0.005)
+            records.push({
+              type: 'spam',
+              event_id: id(),
+              ...base,
+              timestamp: sentAt + 7_200_000,
+              sent_at: sentAt,
+            });
+          records.push({
+            type: 'condition',
+            event_id: id(),
+            ...base,
+            timestamp: sentAt,
+            status: rnd() < 0.7 ? 'ok' : 'failed',
+          });
+          records.push({
+            type: 'action',
+            event_id: id(),
+            ...base,
+            timestamp: sentAt,
+            status: rnd() < 0.98 ? 'ok' : 'failed',
+          });
         }
       }
     }

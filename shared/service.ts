@@ -11,6 +11,8 @@ import { createApp } from '../query-api/app.js';
 import type { IngestSink } from '../query-api/ingest-route.js';
 import type { Operation } from '../query-api/api12/router.js';
 import { automationStats } from '../query-api/stats/handler.js';
+import { TemplateRenderer } from '../query-api/render/engine.js';
+import { transactionalTemplateRender } from '../query-api/render/handler.js';
 import { Catalog } from './catalog/catalog.js';
 import { openDb, type Db } from './clickhouse/client.js';
 import { EventStore } from './clickhouse/event-store.js';
@@ -53,7 +55,12 @@ export async function startService(config: Config, log = createLogger(config.LOG
   await migrate(db, log);
   const catalog = new Catalog(db, config.DEFAULT_TIMEZONE, log);
   catalog.startPolling(config.CATALOG_POLL_MS);
-  const pipeline = new Pipeline(catalog, new EventStore(db, config.DEDUP_WINDOW_DAYS), config.INGEST_BATCH_SIZE, log);
+  const pipeline = new Pipeline(
+    catalog,
+    new EventStore(db, config.DEDUP_WINDOW_DAYS),
+    config.INGEST_BATCH_SIZE,
+    log,
+  );
   const token = ingestToken(config);
 
   let sink: IngestSink = pipeline;
@@ -79,9 +86,13 @@ export async function startService(config: Config, log = createLogger(config.LOG
 
   let seeded = false;
   if (!config.CLICKHOUSE_URL && config.SEED_DEMO) {
-    const [row] = await db.query<{ n: number }>('SELECT count() AS n FROM catalog', {}, {
-      output_format_json_quote_64bit_integers: 0,
-    });
+    const [row] = await db.query<{ n: number }>(
+      'SELECT count() AS n FROM catalog',
+      {},
+      {
+        output_format_json_quote_64bit_integers: 0,
+      },
+    );
     if (row?.n === 0) {
       const result = await sink.ingest(demoRecords());
       log.info({ accepted: result.accepted, rejected: result.rejected.length }, 'demo tenant loaded');
@@ -89,9 +100,17 @@ export async function startService(config: Config, log = createLogger(config.LOG
     }
   }
 
-  const statsDeps = { db, catalog, defaultTimezone: config.DEFAULT_TIMEZONE, maxPeriodDays: config.MAX_PERIOD_DAYS };
+  const statsDeps = {
+    db,
+    catalog,
+    defaultTimezone: config.DEFAULT_TIMEZONE,
+    maxPeriodDays: config.MAX_PERIOD_DAYS,
+  };
+  const renderDeps = { catalog, renderer: new TemplateRenderer(), log };
   const operations: Record<string, Operation> = {
     'automation.stats': (caller, params) => automationStats(statsDeps, caller, params),
+    'transactional.templateRender': (caller, params) =>
+      transactionalTemplateRender(renderDeps, caller, params),
   };
 
   let server: Server | undefined;
