@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
-import { startKafkaBroker } from '../scripts/kafka/broker.mjs';
+import { freePort, startKafkaBroker } from '../scripts/kafka/broker.mjs';
+import { eventRow, toDateTime64 } from '../shared/clickhouse/event-store.js';
 import { EVENT_COLUMNS } from '../shared/clickhouse/schema.js';
 import { localDate } from '../shared/dates.js';
 import { BENCH, benchBatches } from './stats-data.js';
@@ -13,14 +13,6 @@ import { benchService, table } from './support.js';
 
 const PARTITIONS = 3;
 const fmtRate = (n: number) => Math.round(n).toLocaleString('en-US');
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 /** Kafka → worker → ClickHouse sustained rate, against raw consumption and raw insert of the same data. */
 export async function kafkaBench(total = 3_000_000): Promise<string> {
@@ -97,26 +89,10 @@ export async function kafkaBench(total = 3_000_000): Promise<string> {
   // Ceiling 2: bare insert of the same rows into a table of the events columns (no views, no dedup).
   const svc = await benchService();
   await svc.db.command('CREATE TABLE raw_insert AS events');
-  const now = new Date().toISOString().replace('T', ' ').slice(0, 23);
+  const now = toDateTime64(Date.now());
   let rawInsertMs = 0;
   for (const batch of benchBatches(total, 50_000, 'r', today)) {
-    const rows = batch.map(({ record: r, day }) => [
-      r.event_id,
-      r.type,
-      r.list_id,
-      r.workflow_id,
-      r.trigger_id ?? 0,
-      r.subscriber_id,
-      new Date(r.timestamp).toISOString().replace('T', ' ').slice(0, 23),
-      null,
-      day,
-      'none',
-      '',
-      '',
-      '0',
-      '0',
-      now,
-    ]);
+    const rows = batch.map((a) => eventRow(a, now));
     const t0 = Date.now();
     await svc.db.insert('raw_insert', EVENT_COLUMNS, rows);
     rawInsertMs += Date.now() - t0;

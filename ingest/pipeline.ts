@@ -3,18 +3,15 @@ import type { DatedActivity, EventStore } from '../shared/clickhouse/event-store
 import { localDate } from '../shared/dates.js';
 import type { Logger } from '../shared/log.js';
 import {
-  checkRecord,
   isActivity,
   type ActivityRecord,
   type CatalogRecord,
   type MailstatsRecord,
 } from '../shared/records/index.js';
-import type { DecodedItem } from './decode.js';
+import { validateItems, type DecodedItem, type Rejection } from './decode.js';
 
-export interface Rejection {
-  line: number;
-  reason: string;
-}
+export type { Rejection };
+
 export interface IngestResult {
   accepted: number;
   rejected: Rejection[];
@@ -36,19 +33,9 @@ export class Pipeline {
 
   /** Validate decoded items, write the valid ones; resolves once they are durable and queryable. */
   async ingest(items: DecodedItem[]): Promise<IngestResult> {
-    const rejected: Rejection[] = [];
-    const records: MailstatsRecord[] = [];
-    for (const item of items) {
-      if ('error' in item) {
-        rejected.push({ line: item.line, reason: item.error });
-        continue;
-      }
-      const check = checkRecord(item.value);
-      if (check.ok) records.push(check.record);
-      else rejected.push({ line: item.line, reason: check.reason });
-    }
-    await this.write(records);
-    return { accepted: records.length, rejected };
+    const { valid, rejected } = validateItems(items);
+    await this.write(valid.map((v) => v.record));
+    return { accepted: valid.length, rejected };
   }
 
   /**

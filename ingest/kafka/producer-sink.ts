@@ -1,7 +1,7 @@
 import type { Kafka, Message, Producer } from 'kafkajs';
-import { checkRecord, isActivity } from '../../shared/records/index.js';
-import type { DecodedItem } from '../decode.js';
-import type { IngestResult, Rejection } from '../pipeline.js';
+import { isActivity } from '../../shared/records/index.js';
+import { validateItems, type DecodedItem } from '../decode.js';
+import type { IngestResult } from '../pipeline.js';
 import { messageKey } from './messages.js';
 
 /** POST /ingest with KAFKA_BROKERS: validate, then produce with acks = all; "accepted" = acknowledged. */
@@ -18,21 +18,11 @@ export class KafkaSink {
   }
 
   async ingest(items: DecodedItem[]): Promise<IngestResult> {
-    const rejected: Rejection[] = [];
+    const { valid, rejected } = validateItems(items);
     const events: Message[] = [];
     const catalog: Message[] = [];
-    for (const item of items) {
-      if ('error' in item) {
-        rejected.push({ line: item.line, reason: item.error });
-        continue;
-      }
-      const check = checkRecord(item.value);
-      if (!check.ok) {
-        rejected.push({ line: item.line, reason: check.reason });
-        continue;
-      }
-      const message = { key: messageKey(check.record), value: JSON.stringify(item.value) };
-      (isActivity(check.record) ? events : catalog).push(message);
+    for (const { record, value } of valid) {
+      (isActivity(record) ? events : catalog).push({ key: messageKey(record), value: JSON.stringify(value) });
     }
     const topicMessages = [
       { topic: this.topics.catalog, messages: catalog },

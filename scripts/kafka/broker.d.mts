@@ -1,4 +1,5 @@
 export declare const DEFAULT_VERSION: string;
+export declare function freePort(): Promise<number>;
 export declare function ensureKafkaJars(opts?: { version?: string }): string;
 export interface KafkaBroker {
   brokers: string;

@@ -48,7 +48,8 @@ export function ensureKafkaJars({ version = DEFAULT_VERSION } = {}) {
   return libs;
 }
 
-function freePort() {
+/** A free TCP port on loopback. */
+export function freePort() {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);

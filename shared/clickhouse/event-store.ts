@@ -9,9 +9,10 @@ export interface DatedActivity {
   day: string;
 }
 
-const toDateTime64 = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
+export const toDateTime64 = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
 
-function eventRow({ record: r, day }: DatedActivity, ingestedAt: string): unknown[] {
+/** A record as a row of `events`, in EVENT_COLUMNS order. */
+export function eventRow({ record: r, day }: DatedActivity, ingestedAt: string): unknown[] {
   const purchase = r.type === 'purchase' ? r : undefined;
   const outcome = r.type === 'event' || r.type === 'condition' || r.type === 'action' ? r : undefined;
   const sentAt = 'sent_at' in r && r.sent_at !== undefined ? toDateTime64(r.sent_at) : null;
@@ -121,10 +122,7 @@ export class EventStore {
       );
     }
     // Also when nothing was fresh: a retry after a crash between the ledger and this step heals here.
-    await this.db.command(
-      recomputeScopes(BATCH_DAYS),
-      { batch: batchId, version: nextVersion() },
-    );
+    await this.db.command(recomputeScopes(BATCH_DAYS), { batch: batchId, version: nextVersion() });
     return { written: fresh.length, duplicates: batch.length - fresh.length };
   }
 

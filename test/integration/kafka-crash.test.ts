@@ -1,20 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it, vi } from 'vitest';
+import { freePort } from '../../scripts/kafka/broker.mjs';
 import { expectedStats } from '../support/expected-stats.js';
 import { activityStream, kafkaEnv, produce, STREAM_PERIOD, testKafka } from '../support/kafka.js';
 import { tenant } from '../support/service.js';
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 describe('a worker killed with SIGKILL mid-stream', () => {
   const brokers = inject('kafkaBrokers');

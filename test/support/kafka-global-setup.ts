@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { startKafkaBroker } from '../../scripts/kafka/broker.mjs';
+import { freePort, startKafkaBroker } from '../../scripts/kafka/broker.mjs';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -21,13 +21,7 @@ async function dockerBroker(): Promise<{ brokers: string; stop: () => Promise<un
   } catch {
     return undefined;
   }
-  const { createServer } = await import('node:net');
-  const hostPort = await new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
+  const hostPort = await freePort();
   // The broker must advertise the port the host reaches it on, so that port is chosen up front.
   const container = await new tc.GenericContainer(KAFKA_IMAGE)
     .withExposedPorts({ container: 9092, host: hostPort })
