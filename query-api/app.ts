@@ -57,6 +57,10 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
     let error: ApiError;
     if (err instanceof ApiError) error = err;
     else if ((err as { type?: string }).type === 'entity.too.large') error = tooLarge();
+    // A path segment with a malformed %-escape (the router cannot decode it): no API method is addressed.
+    // Not an internal error, and not logged: the router's message would quote the segment (the API key).
+    else if (err instanceof URIError && (err as { status?: number }).status === 400)
+      error = unknownMethod(req.path.split('/').pop() ?? '');
     else {
       const id = String(res.locals.requestId);
       log.error({ req_id: id, err, path: redactApiKey(req.originalUrl) }, 'unexpected error');

@@ -129,7 +129,7 @@ export function optionalMonth(params: RawParams, name: string): { year?: number;
   const v = params[name];
   if (!given(v)) return undefined;
   const ym = typeof v === 'string' ? /^(\d{4})-(0[1-9]|1[0-2])$/.exec(v.trim()) : null;
-  if (ym) return { year: Number(ym[1]), month: Number(ym[2]) };
+  if (ym && isCalendarDate(`${ym[1]}-${ym[2]}-01`)) return { year: Number(ym[1]), month: Number(ym[2]) };
   const n = toPositiveInt(v);
   if (n === undefined || n > 12) throw invalidParam(name, 'must be a month number 1..12 or YYYY-MM');
   return { month: n };

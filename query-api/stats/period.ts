@@ -1,4 +1,4 @@
-import { addDays, fromDayNumber, localDate, periodLength, toDayNumber } from '../../shared/dates.js';
+import { addDays, fromDayNumber, localDate, periodLength } from '../../shared/dates.js';
 import { invalidParam } from '../api12/errors.js';
 
 export interface PeriodParams {
@@ -13,10 +13,9 @@ export interface Period {
   to: string;
 }
 
+/** The day before the 1st of the next month (Date.UTC's month is 0-based: `month` is the next one). */
 const lastDayOfMonth = (year: number, month: number) =>
-  fromDayNumber(
-    toDayNumber(`${year + Math.floor(month / 12)}-${String((month % 12) + 1).padStart(2, '0')}-01`) - 1,
-  );
+  fromDayNumber(Date.UTC(year, month, 1) / 86_400_000 - 1);
 
 /**
  * The period in the list's time zone (contract §2.4): explicit dates win over `month`, which wins
@@ -37,7 +36,8 @@ export function resolvePeriod(p: PeriodParams, timeZone: string, maxDays: number
     const [thisYear, thisMonth] = [Number(today.slice(0, 4)), Number(today.slice(5, 7))];
     // A bare month number is the most recent such month that has begun.
     const year = p.month.year ?? (month <= thisMonth ? thisYear : thisYear - 1);
-    period = { from: `${year}-${String(month).padStart(2, '0')}-01`, to: lastDayOfMonth(year, month) };
+    const yyyy = String(year).padStart(4, '0');
+    period = { from: `${yyyy}-${String(month).padStart(2, '0')}-01`, to: lastDayOfMonth(year, month) };
     param = 'month';
   } else {
     const days = p.days ?? 30;

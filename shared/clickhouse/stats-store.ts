@@ -43,7 +43,6 @@ export function statsSql(q: StatsQuery): { sql: string; params: Record<string, u
 }
 
 export async function readDailyStats(db: Db, q: StatsQuery): Promise<DayCounters[]> {
-  if (q.workflowIds?.length === 0) return [];
   const { sql, params } = statsSql(q);
   return db.query<DayCounters>(sql, params, READ_SETTINGS);
 }

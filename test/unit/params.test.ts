@@ -1,0 +1,323 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../query-api/api12/errors.js';
+import {
+  given,
+  mergeParams,
+  optionalDate,
+  optionalId,
+  optionalIdList,
+  optionalIntInRange,
+  optionalMonth,
+  parseBody,
+  parseForm,
+  requiredId,
+} from '../../query-api/api12/params.js';
+
+/** Runs fn, which must throw an ApiError; returns what a client would see of it. */
+function apiError(fn: () => unknown): { code: number; status: number; message: string; json: unknown } {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ApiError)
+      return { code: err.code, status: err.status, message: err.message, json: err.toJSON() };
+    throw err;
+  }
+  throw new Error('expected an ApiError, got a value');
+}
+
+/** The 406 of contract §2.2 for `name`: code, HTTP status and the `Invalid param <name>: <reason>` shape. */
+function expectInvalid(fn: () => unknown, name: string): string {
+  const e = apiError(fn);
+  expect(e.code).toBe(406);
+  expect(e.status).toBe(400);
+  expect(e.message.startsWith(`Invalid param ${name}: `)).toBe(true);
+  const reason = e.message.slice(`Invalid param ${name}: `.length);
+  expect(reason.trim().length).toBeGreaterThan(0);
+  expect(e.json).toEqual({ err: true, message: e.message, code: 406 });
+  return reason;
+}
+
+const NOT_GIVEN = [undefined, null, false, 'false', ''];
+const MAX_WORKFLOW_IDS = 1000;
+
+describe('given: the "not given" values of contract §2.1', () => {
+  it.each(NOT_GIVEN.map((v) => [v]))('%j is not given', (v) => {
+    expect(given(v)).toBe(false);
+  });
+  it.each([[0], ['0'], [true], ['true'], [' '], [[]], [{}], ['abc'], [42]])('%j is given', (v) => {
+    expect(given(v)).toBe(true);
+  });
+});
+
+describe('parseForm: query strings and form bodies as PHP clients send them', () => {
+  it('reads plain fields as strings, decoding + and percent escapes', () => {
+    const p = parseForm('list_id=5&start_date=2026-11-02+10%3A15%3A00&days=7');
+    expect({ ...p }).toEqual({ list_id: '5', start_date: '2026-11-02 10:15:00', days: '7' });
+  });
+  it('collects repeated `name[]` fields into a list, in order', () => {
+    expect({ ...parseForm('workflow_ids[]=3&workflow_ids[]=1&workflow_ids[]=2') }).toEqual({
+      workflow_ids: ['3', '1', '2'],
+    });
+  });
+  it('collects percent-encoded brackets and indexed fields `name[0]` too', () => {
+    expect(parseForm('workflow_ids%5B%5D=1&workflow_ids%5B%5D=2').workflow_ids).toEqual(['1', '2']);
+    expect(parseForm('workflow_ids[0]=7&workflow_ids[1]=8').workflow_ids).toEqual(['7', '8']);
+  });
+  it('a single `name[]` field is still a list', () => {
+    expect(parseForm('workflow_ids[]=9').workflow_ids).toEqual(['9']);
+  });
+  it('reads `p[key]=value` as an object', () => {
+    expect({ ...(parseForm('params[name]=Ann&params[city]=Cluj').params as object) }).toEqual({
+      name: 'Ann',
+      city: 'Cluj',
+    });
+  });
+  it('keeps a PHP JSON-encoded array as the string it is (decoded later by the id list)', () => {
+    expect(parseForm('workflow_ids=%5B1%2C2%5D').workflow_ids).toBe('[1,2]');
+  });
+  it('an empty string is no params', () => {
+    expect(Object.keys(parseForm(''))).toEqual([]);
+  });
+});
+
+describe('parseBody', () => {
+  const buf = (s: string) => Buffer.from(s, 'utf8');
+
+  it('no body, an empty body and a blank body are no params', () => {
+    expect(parseBody(undefined, undefined)).toEqual({});
+    expect(parseBody(buf(''), 'application/json')).toEqual({});
+    expect(parseBody(buf('  \n '), 'application/json')).toEqual({});
+  });
+  it('reads a JSON object, keeping the JSON types', () => {
+    expect(parseBody(buf('{"list_id":5,"workflow_ids":[1,2],"days":"7"}'), 'application/json')).toEqual({
+      list_id: 5,
+      workflow_ids: [1, 2],
+      days: '7',
+    });
+  });
+  it('reads JSON whatever the content type says (GET bodies often carry none)', () => {
+    expect(parseBody(buf('{"list_id":5}'), undefined)).toEqual({ list_id: 5 });
+    expect(parseBody(buf('{"list_id":5}'), 'text/plain')).toEqual({ list_id: 5 });
+  });
+  it('reads a form-urlencoded body, with or without a charset', () => {
+    expect({
+      ...parseBody(buf('list_id=5&workflow_ids[]=1&workflow_ids[]=2'), 'application/x-www-form-urlencoded'),
+    }).toEqual({ list_id: '5', workflow_ids: ['1', '2'] });
+    expect({ ...parseBody(buf('list_id=6'), 'application/x-www-form-urlencoded; charset=UTF-8') }).toEqual({
+      list_id: '6',
+    });
+  });
+  it('reads form fields sent without a content type', () => {
+    expect({ ...parseBody(buf('list_id=5&days=3'), undefined) }).toEqual({ list_id: '5', days: '3' });
+  });
+  it('a JSON content type with a body that is not JSON → 406 naming the body', () => {
+    expectInvalid(() => parseBody(buf('{"list_id": 5'), 'application/json'), 'body');
+    expectInvalid(() => parseBody(buf('list_id=5'), 'application/json'), 'body');
+  });
+  it('JSON that is not an object of params → 406', () => {
+    expectInvalid(() => parseBody(buf('[1,2]'), 'application/json'), 'body');
+    expectInvalid(() => parseBody(buf('"list_id"'), 'application/json'), 'body');
+    expectInvalid(() => parseBody(buf('null'), 'application/json'), 'body');
+  });
+});
+
+describe('mergeParams: the body wins over the query string', () => {
+  it('takes the body value for a name in both, and keeps names found in only one', () => {
+    const merged = mergeParams(
+      { list_id: '1', days: '7', workflow_ids: ['9'] },
+      { list_id: 2, month: '2026-05' },
+    );
+    expect(merged).toEqual({ list_id: 2, days: '7', workflow_ids: ['9'], month: '2026-05' });
+  });
+  it('does not modify its inputs', () => {
+    const query = { list_id: '1' };
+    const body = { list_id: '2' };
+    mergeParams(query, body);
+    expect(query).toEqual({ list_id: '1' });
+    expect(body).toEqual({ list_id: '2' });
+  });
+});
+
+describe('requiredId / optionalId', () => {
+  it('takes integers and numeric strings', () => {
+    expect(requiredId({ list_id: 42 }, 'list_id')).toBe(42);
+    expect(requiredId({ list_id: '42' }, 'list_id')).toBe(42);
+    expect(optionalId({ trigger_id: '7' }, 'trigger_id')).toBe(7);
+    expect(optionalId({ trigger_id: Number.MAX_SAFE_INTEGER }, 'trigger_id')).toBe(Number.MAX_SAFE_INTEGER);
+  });
+  it('an absent required id → 407 Missing required param list_id', () => {
+    for (const params of [{}, { list_id: undefined }, { list_id: null }, { other: 1 }]) {
+      const e = apiError(() => requiredId(params, 'list_id'));
+      expect(e).toEqual({
+        code: 407,
+        status: 400,
+        message: 'Missing required param list_id',
+        json: { err: true, message: 'Missing required param list_id', code: 407 },
+      });
+    }
+  });
+  it('false, "false" and "" for list_id are read as absent too (407, not 406)', () => {
+    for (const v of [false, 'false', '']) {
+      expect(apiError(() => requiredId({ list_id: v }, 'list_id')).code).toBe(407);
+    }
+  });
+  it.each([['abc'], [0], ['0'], [-3], ['-3'], [1.5], ['1.5'], ['1e3'], ['0x10'], [true], [[1]], [{}]])(
+    'a malformed list_id %j → 406',
+    (v) => {
+      expectInvalid(() => requiredId({ list_id: v }, 'list_id'), 'list_id');
+    },
+  );
+  it('an id beyond 2^53 - 1 cannot be held exactly and is refused', () => {
+    expectInvalid(() => requiredId({ list_id: '9007199254740993' }, 'list_id'), 'list_id');
+  });
+  it('an optional id not given is undefined', () => {
+    for (const v of NOT_GIVEN) expect(optionalId({ trigger_id: v }, 'trigger_id')).toBeUndefined();
+    expect(optionalId({}, 'trigger_id')).toBeUndefined();
+  });
+  it('a malformed optional id → 406 naming it', () => {
+    expectInvalid(() => optionalId({ trigger_id: 'x' }, 'trigger_id'), 'trigger_id');
+    expectInvalid(() => optionalId({ trigger_id: 0 }, 'trigger_id'), 'trigger_id');
+  });
+});
+
+describe('optionalIdList: every encoding of workflow_ids (contract §2.1)', () => {
+  const ids = (v: unknown) => optionalIdList({ workflow_ids: v }, 'workflow_ids', MAX_WORKFLOW_IDS);
+
+  it('a JSON array of numbers', () => {
+    expect(ids([1, 2, 3])).toEqual([1, 2, 3]);
+  });
+  it('a JSON array of numeric strings', () => {
+    expect(ids(['4', '5'])).toEqual([4, 5]);
+  });
+  it('a JSON-encoded array in a string (PHP clients)', () => {
+    expect(ids('[1,2]')).toEqual([1, 2]);
+    expect(ids(' [ 10, "11" ] ')).toEqual([10, 11]);
+  });
+  it('a comma-separated string, spaces allowed', () => {
+    expect(ids('1,2, 3')).toEqual([1, 2, 3]);
+    expect(ids(' 7 ,8 ')).toEqual([7, 8]);
+  });
+  it('repeated form fields (as parseForm hands them over)', () => {
+    expect(ids(parseForm('workflow_ids[]=1&workflow_ids[]=2').workflow_ids)).toEqual([1, 2]);
+  });
+  it('a single id, as a number or as a string', () => {
+    expect(ids(5)).toEqual([5]);
+    expect(ids('5')).toEqual([5]);
+  });
+  it('the same id twice counts once', () => {
+    expect(ids('3,3,4')).toEqual([3, 4]);
+  });
+  it('not given → undefined (all workflows)', () => {
+    for (const v of NOT_GIVEN) expect(ids(v)).toBeUndefined();
+    expect(optionalIdList({}, 'workflow_ids', MAX_WORKFLOW_IDS)).toBeUndefined();
+  });
+  it('exactly 1,000 ids are accepted', () => {
+    const list = Array.from({ length: 1000 }, (_, i) => i + 1);
+    expect(ids(list)).toEqual(list);
+    expect(ids(list.join(','))).toHaveLength(1000);
+  });
+  it('1,001 ids → 406, whatever the encoding', () => {
+    const list = Array.from({ length: 1001 }, (_, i) => i + 1);
+    expectInvalid(() => ids(list), 'workflow_ids');
+    expectInvalid(() => ids(JSON.stringify(list)), 'workflow_ids');
+    expectInvalid(() => ids(list.join(',')), 'workflow_ids');
+    expectInvalid(() => ids(list.map(String)), 'workflow_ids');
+  });
+  it.each([['abc'], ['1,x,3'], [[1, 'x']], [[0]], ['[-1]'], [[1.5]], ['[1,2'], [{ a: 1 }], [[[1]]], [true]])(
+    'a malformed list %j → 406',
+    (v) => {
+      expectInvalid(() => ids(v), 'workflow_ids');
+    },
+  );
+});
+
+describe('optionalDate', () => {
+  const date = (v: unknown) => optionalDate({ start_date: v }, 'start_date');
+
+  it('YYYY-MM-DD', () => {
+    expect(date('2026-11-02')).toBe('2026-11-02');
+    expect(date('2028-02-29')).toBe('2028-02-29');
+  });
+  it('YYYY-MM-DD HH:MM:SS keeps only the date', () => {
+    expect(date('2026-11-02 23:59:59')).toBe('2026-11-02');
+    expect(date('2026-11-02 00:00:00')).toBe('2026-11-02');
+  });
+  it('not given → undefined', () => {
+    for (const v of NOT_GIVEN) expect(date(v)).toBeUndefined();
+  });
+  it.each([
+    ['2026-02-29'], // not a leap year
+    ['2026-02-30'],
+    ['2026-13-01'],
+    ['2026-00-10'],
+    ['2026-11-31'],
+    ['2026-11-2'],
+    ['26-11-02'],
+    ['2026/11/02'],
+    ['02.11.2026'],
+    ['2026-11-02 24:00:00'],
+    ['2026-11-02 10:60:00'],
+    ['2026-11-02T10:15:00'],
+    ['yesterday'],
+    [20261102],
+    [true],
+  ])('%j → 406', (v) => {
+    expectInvalid(() => date(v), 'start_date');
+  });
+  it('names the param it reads', () => {
+    expectInvalid(() => optionalDate({ stop_date: 'x' }, 'stop_date'), 'stop_date');
+  });
+});
+
+describe('optionalIntInRange (days)', () => {
+  const days = (v: unknown, max = 731) => optionalIntInRange({ days: v }, 'days', 1, max);
+
+  it('integers and numeric strings within range', () => {
+    expect(days(1)).toBe(1);
+    expect(days('7')).toBe(7);
+    expect(days(731)).toBe(731);
+    expect(days('731')).toBe(731);
+  });
+  it('not given → undefined', () => {
+    for (const v of NOT_GIVEN) expect(days(v)).toBeUndefined();
+  });
+  it.each([[0], ['0'], [732], ['732'], [-1], ['-1'], [1.5], ['2.5'], ['seven'], [true]])('%j → 406', (v) => {
+    expectInvalid(() => days(v), 'days');
+  });
+  it('the upper bound is the one passed (MAX_PERIOD_DAYS)', () => {
+    expect(days(90, 90)).toBe(90);
+    expectInvalid(() => days(91, 90), 'days');
+  });
+});
+
+describe('optionalMonth', () => {
+  const month = (v: unknown) => optionalMonth({ month: v }, 'month');
+
+  it('a bare month number, as a number or a string', () => {
+    expect(month(1)).toEqual({ month: 1 });
+    expect(month('12')).toEqual({ month: 12 });
+    expect(month('05')).toEqual({ month: 5 });
+  });
+  it('YYYY-MM', () => {
+    expect(month('2026-05')).toEqual({ year: 2026, month: 5 });
+    expect(month('2025-12')).toEqual({ year: 2025, month: 12 });
+  });
+  it('not given → undefined', () => {
+    for (const v of NOT_GIVEN) expect(month(v)).toBeUndefined();
+  });
+  it('YYYY-MM for any four-digit year the dates accept', () => {
+    expect(month('0999-05')).toEqual({ year: 999, month: 5 });
+    expect(month('9999-12')).toEqual({ year: 9999, month: 12 });
+  });
+  it('years the dates refuse (0000-0099) are refused for the month too', () => {
+    expectInvalid(() => optionalDate({ start_date: '0050-05-01' }, 'start_date'), 'start_date');
+    expectInvalid(() => month('0050-05'), 'month');
+    expectInvalid(() => month('0000-05'), 'month');
+  });
+  it.each([[0], ['0'], [13], ['13'], ['2026-13'], ['2026-00'], ['2026-5'], ['May'], [1.5], ['2026-05-01']])(
+    '%j → 406',
+    (v) => {
+      expectInvalid(() => month(v), 'month');
+    },
+  );
+});
