@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { ingestBench } from './ingest.js';
 import { kafkaBench } from './kafka.js';
+import { renderBench } from './render.js';
 import { statsBench } from './stats.js';
 
 /** `npm run bench [-- section …]`: runs the sections (all by default) and rewrites their parts of BENCHMARKS.md. */
@@ -9,6 +10,7 @@ const SECTIONS: Record<string, { title: string; run: () => Promise<string> }> = 
   stats: { title: 'automation.stats latency', run: () => statsBench() },
   ingest: { title: 'POST /ingest throughput', run: () => ingestBench() },
   kafka: { title: 'Kafka → ClickHouse throughput', run: () => kafkaBench() },
+  render: { title: 'transactional.templateRender throughput', run: () => renderBench() },
 };
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -24,13 +24,15 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
     const id = randomUUID();
     const started = process.hrtime.bigint();
     res.locals.requestId = id;
-    res.on('finish', () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      log.info(
-        { req_id: id, method: req.method, path: redactApiKey(req.originalUrl), status: res.statusCode, ms },
-        'request',
-      );
-    });
+    // Request lines are info: skip building them (and redacting the path) when info is off.
+    if (log.isLevelEnabled('info'))
+      res.on('finish', () => {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        log.info(
+          { req_id: id, method: req.method, path: redactApiKey(req.originalUrl), status: res.statusCode, ms },
+          'request',
+        );
+      });
     next();
   });
 

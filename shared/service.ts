@@ -12,7 +12,7 @@ import type { IngestSink } from '../query-api/ingest-route.js';
 import type { Operation } from '../query-api/api12/router.js';
 import { automationStats } from '../query-api/stats/handler.js';
 import { TemplateRenderer } from '../query-api/render/engine.js';
-import { transactionalTemplateRender } from '../query-api/render/operation.js';
+import { transactionalTemplateRender } from '../query-api/render/handler.js';
 import { Catalog } from './catalog/catalog.js';
 import { openDb, type Db } from './clickhouse/client.js';
 import { EventStore } from './clickhouse/event-store.js';

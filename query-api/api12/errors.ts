@@ -22,3 +22,11 @@ export const unknownMethod = (operation: string) => new ApiError(404, 404, `Unkn
 export const tooLarge = () => new ApiError(413, 413, 'Request too large');
 export const internalError = (requestId: string) =>
   new ApiError(500, 500, `Internal error (request ${requestId})`);
+
+// transactional.templateRender (contract §2.2, §2.5)
+export const accountNotFound = () => new ApiError(17003, 404, 'Could not find the SMTP account');
+export const accountInactive = () => new ApiError(17004, 409, 'The SMTP account is inactive');
+export const templateNotFetched = (status: 404 | 503, reason: string) =>
+  new ApiError(17006, status, `The template could not be fetched: ${reason}`);
+export const templateNotRendered = (reason: string) =>
+  new ApiError(17007, 422, `The template could not be rendered: ${reason}`);

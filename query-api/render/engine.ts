@@ -93,7 +93,7 @@ export class TemplateRenderer {
   }
 
   render(input: RenderInput): RenderResult {
-    const params = sanitizeParams(input.params);
+    const params = SANITIZED.has(input.params) ? input.params : sanitizeParams(input.params);
     const entry = this.compiled(input.template);
     const runtime: Runtime = {
       data: { list: Object.freeze({ ...input.list }) },
@@ -241,6 +241,12 @@ function reasonOf(err: unknown, env: HandlebarsEnv): string {
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /**
+ * Objects sanitizeParams() returned: render() takes them as they are, so a caller that validated params
+ * up front (to answer 406 before checking credentials) does not pay for the deep copy twice.
+ */
+const SANITIZED = new WeakSet<object>();
+
+/**
  * Params are untrusted JSON: deep-copied into fresh objects without `__proto__`, `constructor` and
  * `prototype` keys (so no key can reach a prototype, here or in any code that later copies the data),
  * without functions or other non-JSON values (Handlebars would call a function found in the context),
@@ -255,6 +261,7 @@ export function sanitizeParams(params: unknown): Record<string, unknown> {
       `params are ${bytes} bytes of JSON, over the ${MAX_PARAMS_BYTES} byte limit`,
     );
   }
+  SANITIZED.add(out);
   return out;
 }
 

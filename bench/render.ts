@@ -1,0 +1,367 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import type { Server } from 'node:http';
+import { createRequire } from 'node:module';
+import { loadavg } from 'node:os';
+import express from 'express';
+import { TemplateRenderer } from '../query-api/render/engine.js';
+import { benchService, table } from './support.js';
+
+const KEY = 'bench-render-key';
+const LIST = 1;
+const ACCOUNT = 'acc-bench';
+const TEMPLATE = 'order-confirmation-xl';
+const CONNECTIONS = 50;
+const DURATION_S = 10;
+const WARMUP_S = 3;
+const ROUNDS = 2;
+const PROPS = {
+  subject: '{{first_name}}, your order #{{order_id}} is confirmed',
+  from_name: '{{shop_name}}',
+};
+
+/** A block of static markup as shops put in every email (styles, recommendations, legal footer). */
+const RECOMMENDATION = (i: number) => `
+<td width="33%" valign="top" style="padding:8px;">
+  <a href="https://shop.example/p/${1000 + i}?utm_source=email&amp;utm_medium=transactional&amp;utm_campaign=order" style="text-decoration:none;color:#333;">
+    <img src="https://cdn.shop.example/img/p/${1000 + i}-400x400.jpg" width="176" height="176" alt="Recommended product ${i}" style="display:block;border:0;border-radius:4px;">
+    <p style="margin:8px 0 2px;font-size:13px;line-height:18px;">Recommended product ${i} — a description long enough to wrap onto a second line</p>
+    <p style="margin:0;font-size:13px;font-weight:bold;color:#1a73e8;">${(49.9 + i * 10).toFixed(2).replace('.', ',')} RON</p>
+  </a>
+</td>`;
+
+const STYLE = `<style type="text/css">
+body,table,td,a{-webkit-text-size-adjust:100%;-ms-text-size-adjust:100%;}
+table,td{mso-table-lspace:0pt;mso-table-rspace:0pt;}
+img{-ms-interpolation-mode:bicubic;border:0;height:auto;line-height:100%;outline:none;text-decoration:none;}
+table{border-collapse:collapse !important;}
+body{height:100% !important;margin:0 !important;padding:0 !important;width:100% !important;}
+a[x-apple-data-detectors]{color:inherit !important;text-decoration:none !important;font-size:inherit !important;font-family:inherit !important;font-weight:inherit !important;line-height:inherit !important;}
+@media screen and (max-width:600px){.wrapper{width:100% !important;max-width:100% !important;}.column{display:block !important;width:100% !important;}.hide-mobile{display:none !important;}.pad{padding:16px !important;}}
+</style>`;
+
+const LEGAL = Array.from(
+  { length: 14 },
+  (_, i) =>
+    `<p style="margin:0 0 8px;font-size:11px;line-height:16px;color:#999;">Legal notice ${i + 1}: you can return any product within 14 days of delivery without giving a reason, as the law on distance contracts provides; the full terms, the privacy policy and the contact details of the consumer protection authority are on our website. Prices include VAT. Demo Shop SRL, Str. Exemplu 1, București, J40/0000/2020, CUI RO00000000.</p>`,
+).join('\n');
+
+const FAQ = [
+  [
+    'When will my order arrive?',
+    'Orders placed before 14:00 on a working day leave our warehouse the same day; the courier delivers within one to three working days. You will receive an email with the tracking link as soon as the parcel is handed over.',
+  ],
+  [
+    'Can I change or cancel my order?',
+    'As long as the order has not been handed to the courier you can change the delivery address or cancel it from your account, under Orders. After that, refuse the parcel or return it within 14 days.',
+  ],
+  [
+    'How do I return a product?',
+    'Start the return from your account, under Returns, print the label and hand the parcel to any courier point. We refund the amount to the original payment method within 14 days of receiving the product.',
+  ],
+  [
+    'Where is my invoice?',
+    'The invoice is attached to your account as soon as the order is confirmed; you can download it from the link above at any time. Company invoices need the tax id to be filled in before the order is placed.',
+  ],
+  [
+    'Warranty',
+    'All products come with the legal warranty of conformity; electronics carry the manufacturer warranty as well. Keep this email: it is your proof of purchase.',
+  ],
+]
+  .map(
+    ([q, a]) =>
+      `<p style="margin:0 0 4px;font-size:13px;font-weight:bold;">${q}</p><p style="margin:0 0 12px;font-size:13px;line-height:19px;color:#555;">${a}</p>`,
+  )
+  .join('\n');
+
+/** ~20 KB of HTML using 30 params (29 scalars and an items list), helpers, conditionals and a loop. */
+function benchTemplate(): string {
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Order #{{order_id}} confirmed</title>
+${STYLE}
+</head>
+<body style="margin:0;padding:0;background:#f4f4f7;font-family:Arial,Helvetica,sans-serif;color:#333;">
+<span style="display:none;max-height:0;overflow:hidden;">{{preheader}}</span>
+<table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="background:#f4f4f7;"><tr><td align="center" class="pad" style="padding:24px 12px;">
+<table role="presentation" class="wrapper" width="600" cellpadding="0" cellspacing="0" style="background:#ffffff;border-radius:6px;">
+<tr><td style="padding:24px 32px;border-bottom:1px solid #eee;"><img src="{{logo_url}}" width="140" alt="{{shop_name}}" style="display:block;"></td></tr>
+<tr><td class="pad" style="padding:24px 32px;">
+<h1 style="font-size:20px;margin:0 0 12px;">Thank you for your order, {{default first_name "dear customer"}} {{last_name}}!</h1>
+<p style="margin:0 0 8px;">Order <strong>#{{order_id}}</strong>, placed on {{formatDate placed_at "dd.MM.yyyy, HH:mm"}}. Estimated delivery: {{formatDate delivery_date "dd.MM.yyyy"}}.</p>
+{{#if loyalty_points}}<p style="margin:0;">You earned <strong>{{formatNumber loyalty_points 0}}</strong> loyalty points with this order.</p>{{/if}}
+</td></tr>
+<tr><td style="padding:0 32px;"><table role="presentation" width="100%" cellpadding="6" cellspacing="0" style="font-size:14px;">
+<tr style="background:#fafafa;text-align:left;"><th>Product</th><th align="center">Qty</th><th align="right">Price</th><th align="right">Total</th></tr>
+{{#each items}}<tr style="border-top:1px solid #eee;"><td>{{name}}{{#if variant}}<br><span style="color:#888;font-size:12px;">{{variant}}</span>{{/if}}<br><span style="color:#aaa;font-size:11px;">SKU {{sku}}</span></td>
+<td align="center">{{quantity}}</td><td align="right">{{formatMoney price}}</td><td align="right">{{formatMoney total}}</td></tr>
+{{/each}}</table></td></tr>
+<tr><td style="padding:12px 32px;"><table role="presentation" width="100%" cellpadding="4" cellspacing="0" style="font-size:14px;">
+<tr><td align="right">Subtotal</td><td align="right" width="120">{{formatMoney subtotal}}</td></tr>
+{{#if (gt discount 0)}}<tr><td align="right">Discount ({{upper coupon}})</td><td align="right">-{{formatMoney discount}}</td></tr>{{/if}}
+<tr><td align="right">Shipping ({{shipping_method}})</td><td align="right">{{#if (gt shipping 0)}}{{formatMoney shipping}}{{else}}free{{/if}}</td></tr>
+<tr><td align="right">VAT included</td><td align="right">{{formatMoney vat}}</td></tr>
+<tr><td align="right"><strong>Total</strong></td><td align="right"><strong>{{formatMoney total}}</strong></td></tr>
+</table></td></tr>
+<tr><td style="padding:12px 32px;"><table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="font-size:14px;"><tr>
+<td class="column" valign="top" width="50%"><strong>Shipping to</strong><br>{{ship_name}}<br>{{ship_line1}}<br>{{#if ship_line2}}{{ship_line2}}<br>{{/if}}{{ship_postcode}} {{ship_city}}<br>{{ship_country}}<br>{{phone}}</td>
+<td class="column" valign="top" width="50%"><strong>Payment</strong><br>{{payment_method}}<br><br><strong>Invoice</strong><br><a href="{{invoice_url}}">Download the invoice (PDF)</a></td>
+</tr></table></td></tr>
+<tr><td align="center" style="padding:16px 32px;"><a href="{{tracking_url}}" style="display:inline-block;background:#1a73e8;color:#fff;text-decoration:none;padding:12px 24px;border-radius:4px;">Track your order</a></td></tr>
+<tr><td style="padding:16px 32px;"><h2 style="font-size:16px;margin:0 0 8px;">You might also like</h2>
+<table role="presentation" width="100%" cellpadding="0" cellspacing="0">${[0, 3, 6, 9].map((r) => `<tr>${[r + 1, r + 2, r + 3].map(RECOMMENDATION).join('')}</tr>`).join('\n')}</table></td></tr>
+<tr><td style="padding:16px 32px;"><h2 style="font-size:16px;margin:0 0 8px;">Good to know</h2>
+${FAQ}</td></tr>
+<tr><td style="padding:16px 32px;border-top:1px solid #eee;font-size:12px;color:#888;">
+<p style="margin:0 0 8px;">Questions? Reply to this email or write to {{support_email}}. This message was sent to {{email}} (customer no. {{customer_id}}) because you placed an order at {{shop_name}}.</p>
+${LEGAL}
+</td></tr>
+</table></td></tr></table>
+</body></html>`;
+}
+
+/** 30 params: 29 scalars and a list of 4 items, as a shop's backend would send them. */
+const PARAMS = {
+  customer_id: 'C-204518',
+  first_name: 'Ana',
+  last_name: 'Popescu',
+  email: 'ana.popescu@example.com',
+  phone: '+40 721 000 000',
+  order_id: '1000057',
+  placed_at: '2026-11-02T10:15:00Z',
+  delivery_date: '2026-11-05',
+  preheader: 'We received your order and are getting it ready.',
+  loyalty_points: 296,
+  items: [
+    {
+      name: 'Espresso beans 1 kg',
+      sku: 'CF-1000',
+      quantity: 2,
+      price: '89.90',
+      total: '179.80',
+      variant: 'Dark roast',
+    },
+    { name: 'Milk frother', sku: 'MF-20', quantity: 1, price: '149.00', total: '149.00' },
+    {
+      name: 'Ceramic cup <set of 4>',
+      sku: 'CU-4',
+      quantity: 1,
+      price: '79.00',
+      total: '79.00',
+      variant: 'White',
+    },
+    { name: 'Descaler', sku: 'DS-1', quantity: 3, price: '19.90', total: '59.70' },
+  ],
+  subtotal: '467.50',
+  discount: '46.75',
+  coupon: 'welcome10',
+  shipping: '0',
+  shipping_method: 'courier',
+  vat: '67.18',
+  total: '420.75',
+  payment_method: 'Visa •••• 4242',
+  ship_name: 'Ana Popescu',
+  ship_line1: 'Str. Lipscani 12',
+  ship_line2: 'ap. 4',
+  ship_city: 'București',
+  ship_postcode: '030031',
+  ship_country: 'România',
+  tracking_url: 'https://track.shop.example/1000057',
+  invoice_url: 'https://shop.example/invoices/1000057.pdf',
+  logo_url: 'https://cdn.shop.example/logo.png',
+  shop_name: 'Demo Shop',
+  support_email: 'support@shop.example',
+};
+
+interface CannonResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number; average: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+/**
+ * autocannon in a child process, so the load generator does not share the event loop (or the core)
+ * of the server under test.
+ */
+function autocannon(opts: Record<string, unknown>): Promise<CannonResult> {
+  const entry = createRequire(import.meta.url).resolve('autocannon');
+  const script = `const ac = require(${JSON.stringify(entry)});
+ac(JSON.parse(process.env.AC_OPTS), (err, r) => {
+  if (err) { console.error(err); process.exit(1); }
+  process.stdout.write(JSON.stringify({ requests: r.requests, latency: r.latency, non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts }));
+});`;
+  return new Promise((ok, fail) => {
+    const child = spawn(process.execPath, ['-e', script], {
+      env: { ...process.env, AC_OPTS: JSON.stringify(opts) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('error', fail);
+    child.on('exit', (code) =>
+      code === 0 ? ok(JSON.parse(out) as CannonResult) : fail(new Error(`autocannon exited ${code}`)),
+    );
+  });
+}
+
+const cannonOptions = (url: string, body: string) => ({
+  url,
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body,
+  connections: CONNECTIONS,
+});
+
+/** One run; `cpuUs`: CPU time of this process (the server side) per request, robust to a busy machine. */
+async function load(url: string, body: string, seconds: number): Promise<CannonResult & { cpuUs: number }> {
+  const cpu0 = process.cpuUsage();
+  const r = await autocannon({ ...cannonOptions(url, body), duration: seconds });
+  const cpu = process.cpuUsage(cpu0);
+  if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0) {
+    throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
+  }
+  return { ...r, cpuUs: (cpu.user + cpu.system) / r.requests.total };
+}
+
+/** Calls of `fn` per second over `seconds`, after a warm-up. */
+function perSecond(fn: () => unknown, seconds = 2): number {
+  for (let i = 0; i < 2000; i++) fn();
+  let n = 0;
+  const t0 = process.hrtime.bigint();
+  while (Number(process.hrtime.bigint() - t0) < seconds * 1e9) {
+    fn();
+    n++;
+  }
+  return n / (Number(process.hrtime.bigint() - t0) / 1e9);
+}
+
+/** Renders/s over HTTP against an Express route answering a fixed string of the same size (the ceiling). */
+export async function renderBench(): Promise<string> {
+  const svc = await benchService();
+  const content = benchTemplate();
+  const ingested = await svc.pipeline.ingest(
+    [
+      { type: 'user', user_id: 1, api_key_sha256: createHash('sha256').update(KEY).digest('hex') },
+      { type: 'list', list_id: LIST, name: 'bench' },
+      { type: 'list_access', user_id: 1, list_id: LIST, granted: true },
+      { type: 'smtp_account', account_id: ACCOUNT, list_id: LIST, active: true, is_default: true },
+      {
+        type: 'template',
+        template_id: TEMPLATE,
+        account_id: ACCOUNT,
+        content,
+        props: PROPS,
+      },
+    ].map((value, i) => ({ line: i + 1, value })),
+  );
+  if (ingested.rejected.length > 0) throw new Error(JSON.stringify(ingested.rejected));
+
+  const url = `${svc.url}/api/1.2/rest/1/${KEY}/transactional.templateRender.json`;
+  const body = JSON.stringify({ list_id: LIST, template_id: TEMPLATE, params: PARAMS });
+  const check = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+  const answer = await check.text();
+  if (check.status !== 200 || answer.includes('{{'))
+    throw new Error(`render answered ${check.status}: ${answer}`);
+  const answerBytes = Buffer.byteLength(answer);
+  const contentBytes = Buffer.byteLength((JSON.parse(answer) as { content: string }).content);
+
+  // The ceiling: the same framework, body parsing and answer size, no work. Same process as the service.
+  const fixed = Buffer.from(JSON.stringify({ content: 'x'.repeat(answerBytes - 14) }));
+  const ceilingApp = express();
+  ceilingApp.disable('x-powered-by');
+  ceilingApp.set('etag', false);
+  ceilingApp.post('/fixed', express.raw({ type: () => true, limit: '1mb' }), (_req, res) => {
+    res.type('application/json').send(fixed);
+  });
+  const ceilingServer = await new Promise<Server>((ok) => {
+    const s = ceilingApp.listen(0, () => ok(s));
+  });
+  const address = ceilingServer.address();
+  const ceilingUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/fixed`;
+
+  // The machine may be shared: both targets are measured ROUNDS times, alternating, and the best
+  // round of each is reported.
+  const load0 = loadavg()[0]!;
+  await load(url, body, WARMUP_S);
+  await load(ceilingUrl, body, WARMUP_S);
+  let render: (CannonResult & { cpuUs: number }) | undefined;
+  let ceiling: (CannonResult & { cpuUs: number }) | undefined;
+  for (let round = 0; round < ROUNDS; round++) {
+    const r = await load(url, body, DURATION_S);
+    const c = await load(ceilingUrl, body, DURATION_S);
+    if (!render || r.requests.average > render.requests.average) render = r;
+    if (!ceiling || c.requests.average > ceiling.requests.average) ceiling = c;
+  }
+  const load1 = loadavg()[0]!;
+  await new Promise<void>((ok) => ceilingServer.close(() => ok()));
+  await svc.close();
+
+  // In-process splits of one request's CPU work: the engine alone, then with the answer's serialization.
+  const renderer = new TemplateRenderer();
+  const input = {
+    template: {
+      templateId: TEMPLATE,
+      accountId: ACCOUNT,
+      version: '1',
+      content,
+      contentType: 'html' as const,
+      props: PROPS,
+    },
+    params: PARAMS,
+    list: { locale: 'ro-RO', timeZone: 'Europe/Bucharest', currency: 'RON' },
+  };
+  const engineRate = perSecond(() => renderer.render(input));
+  const serializedRate = perSecond(() => Buffer.from(JSON.stringify(renderer.render(input))));
+
+  const best = { render: render!, ceiling: ceiling! };
+  const rate = (r: number) => Math.round(r).toLocaleString('en-US');
+  const ms = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(1));
+  const share = best.render.requests.average / best.ceiling.requests.average;
+  const met = (ok: boolean) => (ok ? 'met' : 'missed');
+  const kb = (bytes: number) => (bytes / 1024).toFixed(1);
+  return [
+    `transactional.templateRender of a ${kb(Buffer.byteLength(content))} KB HTML template (an order confirmation: helpers, conditionals, a 4-item loop, 2 templated props) with 30 params (${kb(Buffer.byteLength(body))} KB POST JSON body); the answer is ${kb(answerBytes)} KB (content ${kb(contentBytes)} KB). Load: autocannon, ${CONNECTIONS} connections, in a child process; ${WARMUP_S} s warm-up each, then ${ROUNDS} alternating rounds of ${DURATION_S} s per target, best round shown. The service (embedded store, LOG_LEVEL=warn) and the ceiling are both served by the bench process, one at a time. Ceiling: a bare Express 5 route in that process that reads the same body (express.raw) and answers a prebuilt JSON buffer of the same size. 1-minute load average ${load0.toFixed(1)} before, ${load1.toFixed(1)} after (the machine is shared).`,
+    '',
+    table(
+      ['path', 'requests/s', 'p50 ms', 'p99 ms', 'share of ceiling', 'server CPU µs / request'],
+      [
+        [
+          'POST transactional.templateRender (HTTP → auth → catalog → render → JSON)',
+          rate(best.render.requests.average),
+          ms(best.render.latency.p50),
+          ms(best.render.latency.p99),
+          `${(share * 100).toFixed(0)}%`,
+          Math.round(best.render.cpuUs),
+        ],
+        [
+          'Express route, fixed answer of the same size (ceiling)',
+          rate(best.ceiling.requests.average),
+          ms(best.ceiling.latency.p50),
+          ms(best.ceiling.latency.p99),
+          '100%',
+          Math.round(best.ceiling.cpuUs),
+        ],
+        [
+          'render engine alone (in process, no HTTP)',
+          rate(engineRate),
+          '',
+          '',
+          '',
+          Math.round(1e6 / engineRate),
+        ],
+        [
+          'render + JSON.stringify + UTF-8 encoding of the answer (in process)',
+          rate(serializedRate),
+          '',
+          '',
+          '',
+          Math.round(1e6 / serializedRate),
+        ],
+      ],
+    ),
+    '',
+    `Targets: ≥ 5,000 renders/s (${met(best.render.requests.average >= 5000)}), p99 ≤ 20 ms (${met(best.render.latency.p99 <= 20)}), ≥ 50% of the ceiling (${met(share >= 0.5)}).`,
+  ].join('\n');
+}
