@@ -71,7 +71,14 @@ async function waitUntilServing(brokers, timeoutMs, logFile) {
     const admin = kafka.admin();
     try {
       await admin.connect();
-      await admin.listTopics();
+      // Serving is not enough after a restart: until every partition has a leader again, a produce can
+      // fail half-way and be resent whole by the client (duplicates).
+      const topics = await admin.listTopics();
+      if (topics.length > 0) {
+        const { topics: meta } = await admin.fetchTopicMetadata({ topics });
+        if (meta.some((t) => t.partitions.some((p) => p.leader < 0)))
+          throw new Error('partitions without a leader');
+      }
       await admin.disconnect();
       return;
     } catch {
@@ -131,7 +138,10 @@ export async function startKafkaBroker({ version = DEFAULT_VERSION, timeoutMs = 
       opts,
     );
 
-  const clusterId = randomBytes(16).toString('base64url');
+  // A cluster id starting with '-' would be read by StorageTool as an option: draw again.
+  let clusterId;
+  do clusterId = randomBytes(16).toString('base64url');
+  while (clusterId.startsWith('-'));
   await new Promise((resolve, reject) => {
     const fmt = java(['kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props], {
       stdio: 'ignore',
