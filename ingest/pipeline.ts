@@ -10,8 +10,6 @@ import {
 } from '../shared/records/index.js';
 import { validateItems, type DecodedItem, type Rejection } from './decode.js';
 
-export type { Rejection };
-
 export interface IngestResult {
   accepted: number;
   rejected: Rejection[];

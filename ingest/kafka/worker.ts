@@ -13,7 +13,7 @@ export interface WorkerOptions {
 }
 
 /** A record larger than this goes to the dead-letter topic unread. */
-export const MAX_RECORD_BYTES = 1024 * 1024;
+const MAX_RECORD_BYTES = 1024 * 1024;
 const MAX_BACKOFF_MS = 10_000;
 
 /**

@@ -29,8 +29,7 @@ export interface RenderDeps {
   templateFetchTimeoutMs?: number;
 }
 
-export const SUPPORTED_ENGINES = ['handlebars'] as const;
-const DEFAULT_LOCALE = 'ro-RO';
+const SUPPORTED_ENGINES = ['handlebars'] as const;
 const OPAQUE_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const OPAQUE_ID_RULE = 'must be 1-128 characters of [A-Za-z0-9_.:-]';
 
@@ -161,7 +160,7 @@ export async function transactionalTemplateRender(
         props: template.props,
       },
       params: values,
-      list: { locale: list.locale ?? DEFAULT_LOCALE, timeZone: list.timezone, currency: list.currency },
+      list: { locale: list.locale, timeZone: list.timezone, currency: list.currency },
     });
   } catch (err) {
     if (err instanceof TemplateRenderError) {

@@ -85,7 +85,7 @@ export class Db {
     if (this.closing) throw new Error('ClickHouse connection is closing');
     this.inFlight++;
     try {
-      await this.faultInjector?.();
+      if (this.faultInjector) await this.faultInjector();
       return await op();
     } finally {
       if (--this.inFlight === 0) this.drained?.();
