@@ -4,6 +4,7 @@ import { redactApiKey, type Logger } from '../shared/log.js';
 import { ApiError, internalError, tooLarge, unknownMethod } from './api12/errors.js';
 import { api12Route, type Operation } from './api12/router.js';
 import { ingestRoute, type IngestSink } from './ingest-route.js';
+import { xmlrpcRoute } from './xmlrpc/route.js';
 
 export interface AppDeps {
   log: Logger;
@@ -50,6 +51,11 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
     '/api/1.2/rest/:userId/:apiKey/:operation',
     express.raw({ type: anyType, limit: API_BODY_LIMIT }),
     api12Route(operations),
+  );
+  app.post(
+    '/api/1.2/xmlrpc/:userId/:apiKey',
+    express.raw({ type: anyType, limit: API_BODY_LIMIT }),
+    xmlrpcRoute(operations, log),
   );
   app.use((req: Request) => {
     throw unknownMethod(req.path.split('/').pop() ?? '');

@@ -7,9 +7,10 @@ export function createLogger(level: string): Logger {
 }
 
 /**
- * The API key is a path segment (`/api/1.2/rest/{user}/{key}/…`): never let it reach a log line.
+ * The API key is a path segment (`/api/1.2/rest/{user}/{key}/…`, `/api/1.2/xmlrpc/{user}/{key}`):
+ * never let it reach a log line.
  * Case-insensitive, as Express routing is (`/API/1.2/REST/…` reaches the same route).
  */
 export function redactApiKey(path: string): string {
-  return path.replace(/(\/api\/[^/]+\/rest\/[^/]*\/)[^/?]*/i, '$1[redacted]');
+  return path.replace(/(\/api\/[^/]+\/(?:rest|xmlrpc)\/[^/]*\/)[^/?]*/i, '$1[redacted]');
 }

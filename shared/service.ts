@@ -13,6 +13,7 @@ import type { Operation } from '../query-api/api12/router.js';
 import { automationStats } from '../query-api/stats/handler.js';
 import { TemplateRenderer } from '../query-api/render/engine.js';
 import { transactionalTemplateRender } from '../query-api/render/handler.js';
+import { listAll } from '../query-api/lists/handler.js';
 import { Catalog } from './catalog/catalog.js';
 import { openDb, type Db } from './clickhouse/client.js';
 import { EventStore } from './clickhouse/event-store.js';
@@ -111,6 +112,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
     'automation.stats': (caller, params) => automationStats(statsDeps, caller, params),
     'transactional.templateRender': (caller, params) =>
       transactionalTemplateRender(renderDeps, caller, params),
+    'list.all': (caller, params) => listAll({ catalog }, caller, params),
   };
 
   let server: Server | undefined;

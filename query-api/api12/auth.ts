@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Catalog } from '../../shared/catalog/catalog.js';
-import { notAllowed } from './errors.js';
+import { notAllowed, notAllowedForCaller } from './errors.js';
 
 /** Compared against when the user is unknown, so both paths do the same work. */
 const NO_KEY = Buffer.alloc(32);
@@ -24,4 +24,17 @@ export async function authorize(
   const stored = user ? Buffer.from(user.api_key_sha256, 'hex') : NO_KEY;
   const keyMatches = timingSafeEqual(presented, stored);
   if (!(user?.active && keyMatches && list && granted)) throw notAllowed(listId);
+}
+
+/**
+ * list.all names no list: the caller's user id when the user is active and the key is right, else
+ * one 101 for every failure (unknown user, wrong key, inactive user), naming neither part.
+ */
+export async function authenticate(catalog: Catalog, userIdSegment: string, apiKey: string): Promise<number> {
+  const userId = /^\d{1,15}$/.test(userIdSegment) ? Number(userIdSegment) : 0;
+  const user = userId > 0 ? await catalog.user(userId) : undefined;
+  const presented = createHash('sha256').update(apiKey).digest();
+  const stored = user ? Buffer.from(user.api_key_sha256, 'hex') : NO_KEY;
+  if (!(timingSafeEqual(presented, stored) && user?.active)) throw notAllowedForCaller();
+  return userId;
 }

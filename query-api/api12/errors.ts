@@ -30,3 +30,6 @@ export const templateNotFetched = (status: 404 | 503, reason: string) =>
   new ApiError(17006, status, `The template could not be fetched: ${reason}`);
 export const templateNotRendered = (reason: string) =>
   new ApiError(17007, 422, `The template could not be rendered: ${reason}`);
+
+/** 101 for an operation without a list (list.all): nothing says whether the user or the key was wrong. */
+export const notAllowedForCaller = () => new ApiError(101, 403, 'Not allowed for this user_id and api_key');

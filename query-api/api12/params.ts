@@ -4,54 +4,10 @@ import { invalidParam, missingParam } from './errors.js';
 export type RawParams = Record<string, unknown>;
 
 /**
- * Form fields and query strings as PHP clients send them: `a[]=1&a[]=2` (or `a[0]=…`) is a list,
- * `p[k]=v` an object, anything else a string.
+ * Absent, null, false, "false" and "" mean "not given" (a required param so sent is missing: 407).
+ * The intake (intake.ts) has already dropped every other PHP-false value of an optional param
+ * (0, "0", [], {}), so the validators below see those only for required params, where they are 406.
  */
-export function parseForm(text: string): RawParams {
-  const out: RawParams = Object.create(null);
-  for (const [rawKey, value] of new URLSearchParams(text)) {
-    const m = /^([^[\]]+)\[([^[\]]*)\]$/.exec(rawKey);
-    if (!m) {
-      out[rawKey] = value;
-      continue;
-    }
-    const [, name, sub] = m as unknown as [string, string, string];
-    if (sub === '' || /^\d+$/.test(sub)) {
-      const list = Array.isArray(out[name]) ? (out[name] as unknown[]) : (out[name] = []);
-      (list as unknown[]).push(value);
-    } else {
-      const obj = (
-        typeof out[name] === 'object' && out[name] !== null ? out[name] : (out[name] = Object.create(null))
-      ) as RawParams;
-      obj[sub] = value;
-    }
-  }
-  return out;
-}
-
-/** A body is JSON or form-encoded; an empty body is no params. Throws 406 when it cannot be read. */
-export function parseBody(body: Buffer | undefined, contentType: string | undefined): RawParams {
-  const text = body?.toString('utf8') ?? '';
-  if (text.trim() === '') return {};
-  const isForm = contentType?.includes('application/x-www-form-urlencoded');
-  if (isForm) return parseForm(text);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    if (!contentType?.includes('json') && text.includes('=')) return parseForm(text);
-    throw invalidParam('body', 'not valid JSON');
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw invalidParam('body', 'must be a JSON object of params');
-  }
-  return parsed as RawParams;
-}
-
-/** Query string then body: the body wins for a name given in both (contract §2.1). */
-export const mergeParams = (query: RawParams, body: RawParams): RawParams => ({ ...query, ...body });
-
-/** For an optional param, false, "false" and "" mean "not given" (as do absent and null). */
 export const given = (v: unknown): boolean =>
   !(v === undefined || v === null || v === false || v === 'false' || v === '');
 
@@ -98,16 +54,40 @@ export function optionalIdList(params: RawParams, name: string, max: number): nu
   return ids.length === 0 ? undefined : [...new Set(ids)];
 }
 
-/** `YYYY-MM-DD` or `YYYY-MM-DD HH:MM:SS`; only the date counts. */
+const TIME = '(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d{1,9})?';
+const OFFSET = '(?:Z|[+-](?:[01]\\d|2[0-3]):?[0-5]\\d)';
+/** `YYYY-MM-DD`, `YYYY-MM-DD HH:MM:SS`, or ISO 8601 with a `T` and an offset (`DateTime::ISO8601`, ATOM, `Z`). */
+const DATE_FORMS = new RegExp(`^(\\d{4}-\\d{2}-\\d{2})(?: ${TIME}|T${TIME}${OFFSET})?$`);
+/** The `date` member of PHP's JSON encoding of a DateTime: `2026-11-02 10:15:00.000000`. */
+const PHP_DATETIME = new RegExp(`^(\\d{4}-\\d{2}-\\d{2}) ${TIME}$`);
+const DATE_RULE =
+  'must be YYYY-MM-DD, YYYY-MM-DD HH:MM:SS, ISO 8601 with an offset, or a PHP DateTime object';
+
+/** A PHP DateTime as json_encode writes it (`{"date": …, "timezone_type": 3, "timezone": "UTC"}`), also JSON-encoded in a string. */
+function phpDateTime(v: unknown): string | undefined {
+  let obj = v;
+  if (typeof v === 'string' && v.trim().startsWith('{')) {
+    try {
+      obj = JSON.parse(v);
+    } catch {
+      return undefined;
+    }
+  }
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return undefined;
+  const date = (obj as Record<string, unknown>).date;
+  return typeof date === 'string' ? PHP_DATETIME.exec(date.trim())?.[1] : undefined;
+}
+
+/**
+ * A date in any form of contract §2.1. Only the calendar date as written counts: the time and the
+ * offset or time zone are read past, never converted (`2026-11-02T23:30:00-0500` is 2026-11-02).
+ */
 export function optionalDate(params: RawParams, name: string): string | undefined {
   const v = params[name];
   if (!given(v)) return undefined;
-  const m =
-    typeof v === 'string'
-      ? /^(\d{4}-\d{2}-\d{2})(?: ([01]\d|2[0-3]):[0-5]\d:[0-5]\d)?$/.exec(v.trim())
-      : null;
-  if (!m || !isCalendarDate(m[1]!)) throw invalidParam(name, 'must be YYYY-MM-DD or YYYY-MM-DD HH:MM:SS');
-  return m[1]!;
+  const date = typeof v === 'string' ? (DATE_FORMS.exec(v.trim())?.[1] ?? phpDateTime(v)) : phpDateTime(v);
+  if (date === undefined || !isCalendarDate(date)) throw invalidParam(name, DATE_RULE);
+  return date;
 }
 
 export function optionalIntInRange(

@@ -1,6 +1,8 @@
 import type { Request, Response } from 'express';
 import { unknownMethod } from './errors.js';
-import { mergeParams, parseBody, parseForm, type RawParams } from './params.js';
+import { parseBody, parseForm } from './intake.js';
+import { invoke } from './invoke.js';
+import type { RawParams } from './params.js';
 import type { Caller } from '../stats/handler.js';
 
 export type Operation = (caller: Caller, params: RawParams) => Promise<unknown>;
@@ -9,14 +11,15 @@ export type Operation = (caller: Caller, params: RawParams) => Promise<unknown>;
 export function api12Route(operations: Record<string, Operation>) {
   return async (req: Request, res: Response) => {
     const segment = String(req.params.operation);
-    const name = segment.endsWith('.json') ? segment.slice(0, -5) : undefined;
-    const operation = name !== undefined && Object.hasOwn(operations, name) ? operations[name] : undefined;
-    if (!operation) throw unknownMethod(segment);
-    const query = req.originalUrl.includes('?')
-      ? parseForm(req.originalUrl.slice(req.originalUrl.indexOf('?') + 1))
-      : {};
-    const body = parseBody(Buffer.isBuffer(req.body) ? req.body : undefined, req.get('content-type'));
+    const name = segment.endsWith('.json') ? segment.slice(0, -5) : '';
     const caller = { userId: String(req.params.userId), apiKey: String(req.params.apiKey) };
-    res.json(await operation(caller, mergeParams(query, body)));
+    // The operation is checked before the body is read: an unknown one is a 404 whatever the body.
+    const sources = async () => {
+      const q = req.originalUrl.indexOf('?');
+      const query = q >= 0 ? parseForm(req.originalUrl.slice(q + 1), 'query') : {};
+      const body = await parseBody(Buffer.isBuffer(req.body) ? req.body : undefined, req.get('content-type'));
+      return [query, body]; // the body wins over the query string
+    };
+    res.json(await invoke(operations, name, caller, sources, () => unknownMethod(segment)));
   };
 }

@@ -178,4 +178,30 @@ export class Catalog {
     p.then(() => epoch !== this.epoch && forget(), forget);
     return p;
   }
+
+  /**
+   * list.all: the lists the user may read — an active (latest) grant and a list record — by list id.
+   * Grants are keyed `user:list`, so the user's grants are one key range.
+   */
+  grantedLists(userId: number): Promise<ListInfo[]> {
+    return this.cached(`granted|${userId}`, async () => {
+      const rows = await this.db.query<{ payload: string }>(
+        `WITH grants AS (
+           SELECT list_id, argMax(payload, (version, arrival)) AS grant
+           FROM catalog WHERE kind = 'list_access' AND startsWith(key, {prefix:String})
+           GROUP BY list_id
+         )
+         SELECT argMax(payload, (version, arrival)) AS payload
+         FROM catalog
+         WHERE kind = 'list'
+           AND key IN (SELECT toString(list_id) FROM grants WHERE JSONExtractBool(grant, 'granted'))
+         GROUP BY key`,
+        { prefix: `${userId}:` },
+      );
+      return rows
+        .map((r) => JSON.parse(r.payload) as ListRecord)
+        .map((r) => ({ ...r, timezone: r.timezone ?? this.defaultTimezone }))
+        .sort((a, b) => a.list_id - b.list_id);
+    });
+  }
 }

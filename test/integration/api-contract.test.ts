@@ -211,8 +211,8 @@ describe('params: every encoding (contract §2.1)', () => {
   it('names given only in the query string still count when a body is sent', async () => {
     expect(perDay(await postJson({ workflow_ids: [1] }, `${path()}?list_id=${A}&${PERIOD}`))).toEqual(WF1);
   });
-  it('false, "false" and "" mean "not given" for optional params', async () => {
-    for (const none of [false, 'false', '']) {
+  it('false, "false", "", 0, "0", null, [] and {} mean "not given" for optional params', async () => {
+    for (const none of [false, 'false', '', 0, '0', null, [], {}]) {
       const res = await postJson({
         list_id: A,
         ...PERIOD_JSON,
@@ -224,7 +224,7 @@ describe('params: every encoding (contract §2.1)', () => {
       expect(perDay(res)).toEqual(ALL);
     }
     expect(
-      perDay(await svc.call(`${path()}?list_id=${A}&${PERIOD}&workflow_ids=&trigger_id=false&days=`)),
+      perDay(await svc.call(`${path()}?list_id=${A}&${PERIOD}&workflow_ids=&trigger_id=false&days=&month=0`)),
     ).toEqual(ALL);
   });
   it('dates with a time part count by their date', async () => {
@@ -268,11 +268,11 @@ describe('errors of contract §2.2', () => {
     ['list_id=0', 'list_id'],
     ['list_id=-5', 'list_id'],
     ['list_id=1.5', 'list_id'],
-    [`list_id=${A}&days=0`, 'days'],
+    [`list_id=${A}&days=-3`, 'days'],
     [`list_id=${A}&days=732`, 'days'],
     [`list_id=${A}&days=abc`, 'days'],
     [`list_id=${A}&month=13`, 'month'],
-    [`list_id=${A}&month=0`, 'month'],
+    [`list_id=${A}&month=-1`, 'month'],
     [`list_id=${A}&month=2025-13`, 'month'],
     [`list_id=${A}&month=0000-05`, 'month'],
     [`list_id=${A}&start_date=2025-02-30`, 'start_date'],
@@ -366,7 +366,7 @@ describe('check order: operation → 407 → 406 → 101', () => {
     expect((await svc.call(`${path('abc', 'nope')}?days=0`)).body.code).toBe(407);
   });
   it('a bad param with a wrong key gets 406, not 101', async () => {
-    expect406(await svc.call(`${path(USER, 'wrong-key')}?list_id=${A}&days=0`), 'days');
+    expect406(await svc.call(`${path(USER, 'wrong-key')}?list_id=${A}&days=732`), 'days');
     expect406(await svc.call(`${path(USER, 'wrong-key')}?list_id=abc`), 'list_id');
     expect406(await svc.call(`${path(999, 'nope')}?list_id=${A}&month=13`), 'month');
   });

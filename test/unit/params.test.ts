@@ -1,15 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../query-api/api12/errors.js';
+import { parseForm } from '../../query-api/api12/intake.js';
 import {
   given,
-  mergeParams,
   optionalDate,
   optionalId,
   optionalIdList,
   optionalIntInRange,
   optionalMonth,
-  parseBody,
-  parseForm,
   requiredId,
 } from '../../query-api/api12/params.js';
 
@@ -46,95 +44,6 @@ describe('given: the "not given" values of contract §2.1', () => {
   });
   it.each([[0], ['0'], [true], ['true'], [' '], [[]], [{}], ['abc'], [42]])('%j is given', (v) => {
     expect(given(v)).toBe(true);
-  });
-});
-
-describe('parseForm: query strings and form bodies as PHP clients send them', () => {
-  it('reads plain fields as strings, decoding + and percent escapes', () => {
-    const p = parseForm('list_id=5&start_date=2026-11-02+10%3A15%3A00&days=7');
-    expect({ ...p }).toEqual({ list_id: '5', start_date: '2026-11-02 10:15:00', days: '7' });
-  });
-  it('collects repeated `name[]` fields into a list, in order', () => {
-    expect({ ...parseForm('workflow_ids[]=3&workflow_ids[]=1&workflow_ids[]=2') }).toEqual({
-      workflow_ids: ['3', '1', '2'],
-    });
-  });
-  it('collects percent-encoded brackets and indexed fields `name[0]` too', () => {
-    expect(parseForm('workflow_ids%5B%5D=1&workflow_ids%5B%5D=2').workflow_ids).toEqual(['1', '2']);
-    expect(parseForm('workflow_ids[0]=7&workflow_ids[1]=8').workflow_ids).toEqual(['7', '8']);
-  });
-  it('a single `name[]` field is still a list', () => {
-    expect(parseForm('workflow_ids[]=9').workflow_ids).toEqual(['9']);
-  });
-  it('reads `p[key]=value` as an object', () => {
-    expect({ ...(parseForm('params[name]=Ann&params[city]=Cluj').params as object) }).toEqual({
-      name: 'Ann',
-      city: 'Cluj',
-    });
-  });
-  it('keeps a PHP JSON-encoded array as the string it is (decoded later by the id list)', () => {
-    expect(parseForm('workflow_ids=%5B1%2C2%5D').workflow_ids).toBe('[1,2]');
-  });
-  it('an empty string is no params', () => {
-    expect(Object.keys(parseForm(''))).toEqual([]);
-  });
-});
-
-describe('parseBody', () => {
-  const buf = (s: string) => Buffer.from(s, 'utf8');
-
-  it('no body, an empty body and a blank body are no params', () => {
-    expect(parseBody(undefined, undefined)).toEqual({});
-    expect(parseBody(buf(''), 'application/json')).toEqual({});
-    expect(parseBody(buf('  \n '), 'application/json')).toEqual({});
-  });
-  it('reads a JSON object, keeping the JSON types', () => {
-    expect(parseBody(buf('{"list_id":5,"workflow_ids":[1,2],"days":"7"}'), 'application/json')).toEqual({
-      list_id: 5,
-      workflow_ids: [1, 2],
-      days: '7',
-    });
-  });
-  it('reads JSON whatever the content type says (GET bodies often carry none)', () => {
-    expect(parseBody(buf('{"list_id":5}'), undefined)).toEqual({ list_id: 5 });
-    expect(parseBody(buf('{"list_id":5}'), 'text/plain')).toEqual({ list_id: 5 });
-  });
-  it('reads a form-urlencoded body, with or without a charset', () => {
-    expect({
-      ...parseBody(buf('list_id=5&workflow_ids[]=1&workflow_ids[]=2'), 'application/x-www-form-urlencoded'),
-    }).toEqual({ list_id: '5', workflow_ids: ['1', '2'] });
-    expect({ ...parseBody(buf('list_id=6'), 'application/x-www-form-urlencoded; charset=UTF-8') }).toEqual({
-      list_id: '6',
-    });
-  });
-  it('reads form fields sent without a content type', () => {
-    expect({ ...parseBody(buf('list_id=5&days=3'), undefined) }).toEqual({ list_id: '5', days: '3' });
-  });
-  it('a JSON content type with a body that is not JSON → 406 naming the body', () => {
-    expectInvalid(() => parseBody(buf('{"list_id": 5'), 'application/json'), 'body');
-    expectInvalid(() => parseBody(buf('list_id=5'), 'application/json'), 'body');
-  });
-  it('JSON that is not an object of params → 406', () => {
-    expectInvalid(() => parseBody(buf('[1,2]'), 'application/json'), 'body');
-    expectInvalid(() => parseBody(buf('"list_id"'), 'application/json'), 'body');
-    expectInvalid(() => parseBody(buf('null'), 'application/json'), 'body');
-  });
-});
-
-describe('mergeParams: the body wins over the query string', () => {
-  it('takes the body value for a name in both, and keeps names found in only one', () => {
-    const merged = mergeParams(
-      { list_id: '1', days: '7', workflow_ids: ['9'] },
-      { list_id: 2, month: '2026-05' },
-    );
-    expect(merged).toEqual({ list_id: 2, days: '7', workflow_ids: ['9'], month: '2026-05' });
-  });
-  it('does not modify its inputs', () => {
-    const query = { list_id: '1' };
-    const body = { list_id: '2' };
-    mergeParams(query, body);
-    expect(query).toEqual({ list_id: '1' });
-    expect(body).toEqual({ list_id: '2' });
   });
 });
 
@@ -242,10 +151,42 @@ describe('optionalDate', () => {
     expect(date('2026-11-02 23:59:59')).toBe('2026-11-02');
     expect(date('2026-11-02 00:00:00')).toBe('2026-11-02');
   });
+  it('ISO 8601 with a T and an offset, as PHP (DateTime::ISO8601, ATOM) and JS write it: the date as written', () => {
+    expect(date('2026-11-02T10:15:00+0200')).toBe('2026-11-02');
+    expect(date('2025-10-20T00:00:00+0000')).toBe('2025-10-20');
+    expect(date('2026-11-02T23:30:00-05:00')).toBe('2026-11-02'); // 04:30 UTC the next day: not converted
+    expect(date('2026-11-02T00:15:00.000Z')).toBe('2026-11-02');
+    expect(date('2026-11-02T00:15:00Z')).toBe('2026-11-02');
+  });
+  it('PHP json_encode of a DateTime: the `date` member, whatever the time zone', () => {
+    expect(date({ date: '2026-11-02 10:15:00.000000', timezone_type: 3, timezone: 'UTC' })).toBe(
+      '2026-11-02',
+    );
+    expect(date({ date: '2026-11-02 23:59:59.000000', timezone_type: 1, timezone: '+02:00' })).toBe(
+      '2026-11-02',
+    );
+    // As form fields (qs gives strings) and JSON-encoded in a multipart field.
+    expect(
+      date({ date: '2026-11-02 10:15:00.000000', timezone_type: '3', timezone: 'Europe/Bucharest' }),
+    ).toBe('2026-11-02');
+    expect(date('{"date":"2026-11-02 10:15:00.000000","timezone_type":3,"timezone":"UTC"}')).toBe(
+      '2026-11-02',
+    );
+  });
   it('not given → undefined', () => {
     for (const v of NOT_GIVEN) expect(date(v)).toBeUndefined();
   });
   it.each([
+    ['2026-02-29T10:00:00+0000'],
+    ['2026-11-02T10:15:00+2400'],
+    ['2026-11-02T10:15+0200'],
+    ['2026-11-02 10:15:00+0200'],
+    [{ date: '2026-02-30 10:15:00.000000', timezone_type: 3, timezone: 'UTC' }],
+    [{ date: '2026-11-02', timezone_type: 3, timezone: 'UTC' }],
+    [{ timezone_type: 3, timezone: 'UTC' }],
+    [{ date: 20261102 }],
+    ['{"date":"2026-11-02 10:15:00.000000"'],
+    [['2026-11-02']],
     ['2026-02-29'], // not a leap year
     ['2026-02-30'],
     ['2026-13-01'],

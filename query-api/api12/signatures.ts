@@ -1,0 +1,34 @@
+/**
+ * Each operation's parameters in the order of its parameter table (contract §2.1): the PHP client
+ * sends them by position (`__0__`, `__1__`, …) and XML-RPC callers as positional params, so this
+ * order is part of the API. `required` params keep their own rules for "absent" (407); every other
+ * param is optional, and the values PHP treats as false mean "not given" for it.
+ */
+export interface ParamSpec {
+  name: string;
+  required?: true;
+}
+
+export const SIGNATURES: Readonly<Record<string, readonly ParamSpec[]>> = {
+  'automation.stats': [
+    { name: 'list_id', required: true },
+    { name: 'workflow_ids' },
+    { name: 'trigger_id' },
+    { name: 'start_date' },
+    { name: 'stop_date' },
+    { name: 'days' },
+    { name: 'month' },
+  ],
+  'transactional.templateRender': [
+    { name: 'list_id', required: true },
+    { name: 'account_id' },
+    { name: 'template_id', required: true },
+    { name: 'template_engine' },
+    { name: 'params' },
+  ],
+  'list.all': [],
+};
+
+/** An operation without a table takes no positional params. */
+export const signatureOf = (operation: string): readonly ParamSpec[] =>
+  Object.hasOwn(SIGNATURES, operation) ? SIGNATURES[operation]! : [];
