@@ -31,6 +31,8 @@ const parser = new XMLParser({
   removeNSPrefix: true,
   // CDATA apart from text: its content is literal, never entity-decoded.
   cdataPropName: '#cdata',
+  // Three tags per level of values (<value><array><data>, <value><struct><member>), and the call's own.
+  maxNestedTags: 3 * MAX_DEPTH + 8,
 });
 
 type Node = Record<string, unknown>;
@@ -176,7 +178,9 @@ export function decodeCall(body: Buffer | string): MethodCall {
   let doc: Node[];
   try {
     doc = parser.parse(xml) as Node[];
-  } catch {
+  } catch (err) {
+    if (/nested/i.test((err as Error).message))
+      throw new XmlRpcError(`values nested deeper than ${MAX_DEPTH} levels`);
     throw new XmlRpcError('malformed XML');
   }
   const call = only(doc, 'methodCall', 'document');
