@@ -19,6 +19,10 @@ const USER = 7;
 const KEY = 'php-client-key-1';
 const OTHER_USER = 8;
 const OTHER_KEY = 'other-user-key-2';
+const INACTIVE_USER = 9;
+const INACTIVE_KEY = 'inactive-user-key';
+const NO_LISTS_USER = 10;
+const NO_LISTS_KEY = 'no-lists-user-key';
 
 const base = (op: string, user: number | string = USER, key = KEY) => `/api/1.2/rest/${user}/${key}/${op}`;
 const STATS = base('automation.stats.json');
@@ -97,6 +101,9 @@ beforeAll(async () => {
   const res = await svc.ingest([
     { type: 'user', user_id: USER, api_key_sha256: sha256(KEY) },
     { type: 'user', user_id: OTHER_USER, api_key_sha256: sha256(OTHER_KEY) },
+    { type: 'user', user_id: INACTIVE_USER, api_key_sha256: sha256(INACTIVE_KEY), active: false },
+    { type: 'user', user_id: NO_LISTS_USER, api_key_sha256: sha256(NO_LISTS_KEY) },
+    { type: 'list_access', user_id: INACTIVE_USER, list_id: 101, granted: true },
     { type: 'list', list_id: 101, name: 'Shop', timezone: 'Europe/Bucharest', currency: 'RON' },
     { type: 'list', list_id: 102, name: 'Outlet', timezone: 'America/New_York', currency: 'EUR' },
     { type: 'list', list_id: 103, name: 'Not yours' },
@@ -299,7 +306,10 @@ describe("n8n's credential test: GET list.all.json", () => {
       { list_id: '103', list_name: 'Not yours', timezone: 'Europe/Bucharest', currency: 'RON' },
     ]);
   });
-  it('an unknown user, a wrong key and a malformed user id all get the same 101', async () => {
+  it('a user without a readable list gets []', async () => {
+    expect(expectOk(await raw('GET', base('list.all.json', NO_LISTS_USER, NO_LISTS_KEY)))).toEqual([]);
+  });
+  it('an unknown user, a wrong key, an inactive user and a malformed user id all get the same 101', async () => {
     const expected = {
       status: 403,
       body: { err: true, code: 101, message: 'Not allowed for this user_id and api_key' },
@@ -308,6 +318,7 @@ describe("n8n's credential test: GET list.all.json", () => {
       base('list.all.json', 999, KEY),
       base('list.all.json', USER, 'wrong'),
       base('list.all.json', 'x', KEY),
+      base('list.all.json', INACTIVE_USER, INACTIVE_KEY),
     ]) {
       const res = await raw('GET', p);
       expect({ status: res.status, body: res.body }, p).toEqual(expected);
