@@ -93,9 +93,9 @@ describe('operations endpoints', () => {
     const n = 3;
     for (let i = 0; i < n; i++) expect((await svc.call(`${STATS}?list_id=${LIST}`)).status).toBe(200);
     expect((await svc.call(STATS)).body.code).toBe(407);
-    expect((await svc.call(`/api/1.2/rest/${USER}/wrong-key/automation.stats.json?list_id=${LIST}`)).status).toBe(
-      403,
-    );
+    expect(
+      (await svc.call(`/api/1.2/rest/${USER}/wrong-key/automation.stats.json?list_id=${LIST}`)).status,
+    ).toBe(403);
     expect((await svc.call(`/api/1.2/rest/${USER}/${KEY}/no.such.op.json`)).status).toBe(404);
     const after = await scrape(svc.httpUrl);
     const delta = (name: string, labels: Record<string, string>) =>
@@ -108,7 +108,9 @@ describe('operations endpoints', () => {
     expect(delta(requests, { operation: op, status: '403', code: '101' })).toBe(1);
     expect(delta(requests, { operation: 'unknown', status: '404', code: '404' })).toBe(1);
     expect(delta('mailstats_http_request_duration_seconds_count', { operation: op, status: '200' })).toBe(n);
-    expect(delta('mailstats_http_request_duration_seconds_sum', { operation: op, status: '200' })).toBeGreaterThan(0);
+    expect(
+      delta('mailstats_http_request_duration_seconds_sum', { operation: op, status: '200' }),
+    ).toBeGreaterThan(0);
     // Labels never carry a path segment: the api keys used above appear nowhere.
     const text = await (await fetch(`${svc.httpUrl}/metrics`)).text();
     expect(text).not.toContain(KEY);
