@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instant, money, opaqueId, positiveId } from '../../shared/records/fields.js';
 import { recordSchema } from '../../shared/records/index.js';
 import {
   errorObject,
@@ -15,9 +16,30 @@ type JsonSchema = Record<string, unknown>;
 
 /** JSON Schema 2020-12 (OpenAPI 3.1's dialect) of a zod schema, without the `$schema` header. */
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const out: JsonSchema = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
+  const out: JsonSchema = z.toJSONSchema(schema, { io, unrepresentable: 'any', override: describeField });
   delete out.$schema;
   return out;
+}
+
+/** What the shared record field types accept on the wire (their zod checks are custom code). */
+const FIELD_DESCRIPTIONS = new Map<z.ZodType, string>([
+  [positiveId, 'A positive integer up to 2^53 − 1, as a JSON number or a numeric string'],
+  [opaqueId, '1–128 characters of [A-Za-z0-9_.:-]'],
+  [
+    instant,
+    'RFC 3339 with an offset (2026-11-02T10:15:00Z, …+02:00) or integer Unix epoch milliseconds; ' +
+      'a date or time that does not exist, or more than 24 h in the future, is rejected',
+  ],
+  [
+    money,
+    'A decimal ≥ 0 with at most 4 decimals (below 10^14), as a JSON number (at most 15 significant ' +
+      'digits) or a string',
+  ],
+]);
+
+function describeField(ctx: { zodSchema: unknown; jsonSchema: JsonSchema }): void {
+  const description = FIELD_DESCRIPTIONS.get(ctx.zodSchema as z.ZodType);
+  if (description && ctx.jsonSchema.description === undefined) ctx.jsonSchema.description = description;
 }
 
 /**

@@ -60,7 +60,7 @@ describe('ROLE=ingest HTTP listener', () => {
       ['/openapi.json', 'GET'],
       ['/docs', 'GET'],
       ['/schemas/records.json', 'GET'],
-    ])
+    ] as const)
       expect(await get(path, method)).toMatchObject({ status: 404, body: { err: true, code: 404 } });
   });
 
