@@ -22,6 +22,7 @@ export function operationLabel(path: string, operations: ReadonlySet<string>): s
   if (op !== undefined) return operations.has(op) ? op : 'unknown';
   if (path.startsWith('/api/1.2/xmlrpc/')) return 'xmlrpc';
   if (path === '/ingest') return 'ingest';
+  if (path === '/health') return 'healthz';
   if (OPS_PATHS.has(path))
     return path === '/schemas/records.json' ? 'schemas' : path.slice(1).replace(/\.json$/, '');
   if (path.startsWith('/docs/')) return 'docs';
