@@ -2,6 +2,7 @@ import type { Catalog } from '../shared/catalog/catalog.js';
 import type { DatedActivity, EventStore } from '../shared/clickhouse/event-store.js';
 import { localDate } from '../shared/dates.js';
 import type { Logger } from '../shared/log.js';
+import { countDeduplicated, timeBatchWrite } from '../shared/metrics.js';
 import {
   isActivity,
   type ActivityRecord,
@@ -41,7 +42,7 @@ export class Pipeline {
    * `token` names a batch the caller can re-form identically after a crash (see EventStore.write).
    */
   write(records: MailstatsRecord[], token?: string): Promise<void> {
-    const run = this.queue.then(() => this.writeNow(records, token));
+    const run = this.queue.then(() => timeBatchWrite(() => this.writeNow(records, token)));
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -55,6 +56,7 @@ export class Pipeline {
       const dated = await this.date(activity.slice(i, i + this.batchSize));
       const { written, duplicates } = await this.events.write(dated, token && `${token}#${i}`);
       this.log.debug({ written, duplicates }, 'activity batch stored');
+      countDeduplicated(duplicates);
     }
   }
 

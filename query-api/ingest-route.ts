@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { decodeBody, UnreadableBody, type DecodedItem } from '../ingest/decode.js';
 import type { IngestResult } from '../ingest/pipeline.js';
+import { countIngest } from '../shared/metrics.js';
 import { ApiError } from './api12/errors.js';
 
 /** Where accepted records go: the pipeline (embedded) or Kafka (when KAFKA_BROKERS is set). */
@@ -25,6 +26,6 @@ export function ingestRoute(sink: IngestSink, token: string) {
       if (err instanceof UnreadableBody) throw new ApiError(400, 400, `Unreadable body: ${err.message}`);
       throw err;
     }
-    res.json(await sink.ingest(items));
+    res.json(countIngest('http', await sink.ingest(items)));
   };
 }

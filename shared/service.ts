@@ -6,8 +6,10 @@ import { demoRecords } from '../ingest/demo-seed.js';
 import { Pipeline } from '../ingest/pipeline.js';
 import { IngestWorker } from '../ingest/kafka/worker.js';
 import { KafkaSink } from '../ingest/kafka/producer-sink.js';
+import { consumerLagReader } from '../ingest/kafka/lag.js';
 import { createKafka, ensureTopics, kafkaTopics } from '../ingest/kafka/topics.js';
 import { createApp } from '../query-api/app.js';
+import { createServiceApp } from '../query-api/ops/service-app.js';
 import type { IngestSink } from '../query-api/ingest-route.js';
 import type { Operation } from '../query-api/api12/router.js';
 import { automationStats } from '../query-api/stats/handler.js';
@@ -34,6 +36,8 @@ export interface Service {
   ingestToken: string;
   /** Base URL of the HTTP server when the api role runs. */
   url: string | undefined;
+  /** Base URL of the HTTP listener, in every role (the ingest role serves only /healthz, /readyz, /metrics). */
+  httpUrl: string;
   seeded: boolean;
   close(): Promise<void>;
 }
@@ -115,16 +119,20 @@ export async function startService(config: Config, log = createLogger(config.LOG
     'list.all': (caller, params) => listAll({ catalog }, caller, params),
   };
 
-  let server: Server | undefined;
-  let url: string | undefined;
-  if (config.ROLE !== 'ingest') {
-    const app = createApp({ log, operations, ingest: { sink, token } });
-    server = await new Promise<Server>((ok) => {
-      const s = app.listen(config.PORT, () => ok(s));
-    });
-    const address = server.address();
-    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : config.PORT}`;
-  }
+  // Every role listens on PORT: the ingest role for /healthz, /readyz and /metrics only (contract §6).
+  const app = createServiceApp({
+    api: config.ROLE !== 'ingest' ? createApp({ log, operations, ingest: { sink, token } }) : undefined,
+    operations: Object.keys(operations),
+    readiness: { db, consumer: worker },
+    consumerLag: worker ? consumerLagReader(config) : undefined,
+    log,
+  });
+  const server = await new Promise<Server>((ok) => {
+    const s = app.listen(config.PORT, () => ok(s));
+  });
+  const address = server.address();
+  const httpUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : config.PORT}`;
+  const url = config.ROLE !== 'ingest' ? httpUrl : undefined;
 
   return {
     config,
@@ -136,9 +144,10 @@ export async function startService(config: Config, log = createLogger(config.LOG
     worker,
     ingestToken: token,
     url,
+    httpUrl,
     seeded,
     async close() {
-      if (server) await new Promise<void>((ok) => server!.close(() => ok()));
+      await new Promise<void>((ok) => server.close(() => ok()));
       await worker?.stop();
       await kafkaSink?.close();
       catalog.stopPolling();

@@ -1,6 +1,7 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Producer } from 'kafkajs';
 import type { KafkaProgress } from '../../shared/clickhouse/kafka-progress.js';
 import type { Logger } from '../../shared/log.js';
+import { countKafkaChunk } from '../../shared/metrics.js';
 import { checkRecord, type MailstatsRecord } from '../../shared/records/index.js';
 import type { Pipeline } from '../pipeline.js';
 
@@ -26,6 +27,7 @@ export class IngestWorker {
   private readonly consumer: Consumer;
   private readonly dlq: Producer;
   private readonly failures = new Map<string, number>();
+  private member = false;
 
   constructor(
     kafka: Kafka,
@@ -54,6 +56,10 @@ export class IngestWorker {
       topics: [this.opts.topics.catalog, this.opts.topics.events],
       fromBeginning: true,
     });
+    // Group membership for /readyz: in from a join until a crash, stop or disconnect.
+    const { GROUP_JOIN, CRASH, STOP, DISCONNECT } = this.consumer.events;
+    this.consumer.on(GROUP_JOIN, () => (this.member = true));
+    for (const e of [CRASH, STOP, DISCONNECT] as const) this.consumer.on(e, () => (this.member = false));
     this.consumer.on(this.consumer.events.CRASH, (e) =>
       this.log.warn({ err: e.payload.error }, 'kafka consumer crashed; restarting'),
     );
@@ -64,6 +70,11 @@ export class IngestWorker {
       partitionsConsumedConcurrently: 4,
       eachBatch: (payload) => this.onBatch(payload),
     });
+  }
+
+  /** Whether the consumer is in its group now (readiness). */
+  isMember(): boolean {
+    return this.member;
   }
 
   /** Stop consuming (the batch in progress finishes), leave the group, close the DLQ producer. */
@@ -143,6 +154,7 @@ export class IngestWorker {
       records,
       `${this.opts.groupId}:${topic}:${partition}:${range.first}-${range.last}`,
     );
+    countKafkaChunk(records.length, dead.length);
   }
 
   private async deadLetter(

@@ -4,6 +4,7 @@
  * every compile or render failure into a TemplateRenderError (code 17007).
  */
 import type Handlebars from 'handlebars';
+import { templateCacheHit, templateCacheMiss } from '../../shared/metrics.js';
 import { createHandlebars, type HandlebarsEnv, type ListContext } from './helpers.js';
 
 export type { ListContext };
@@ -122,11 +123,13 @@ export class TemplateRenderer {
       this.cache.delete(key);
       this.cache.set(key, cached);
       this.stats.hits++;
+      templateCacheHit();
       return cached;
     }
     // A new version replaces the old one at once, even if it then fails to compile.
     if (cached) this.remove(key, cached);
     this.stats.misses++;
+    templateCacheMiss();
 
     const entry = this.compile(t);
     if (entry.bytes <= this.maxBytes) {

@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { resolve } from 'node:path';
 import type { Config } from '../config.js';
+import { clickhouseFailed } from '../metrics.js';
 
 export type Params = Record<string, unknown>;
 type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
@@ -87,6 +88,8 @@ export class Db {
     try {
       if (this.faultInjector) await this.faultInjector();
       return await op();
+    } catch (err) {
+      throw clickhouseFailed(err);
     } finally {
       if (--this.inFlight === 0) this.drained?.();
     }

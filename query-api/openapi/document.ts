@@ -1,0 +1,294 @@
+import { z } from 'zod';
+import { instant, money, opaqueId, positiveId } from '../../shared/records/fields.js';
+import { recordSchema } from '../../shared/records/index.js';
+import {
+  errorObject,
+  ingestAnswer,
+  listAllAnswer,
+  listAllParams,
+  renderParams,
+  renderResult,
+  statsAnswer,
+  statsParams,
+} from './schemas.js';
+
+type JsonSchema = Record<string, unknown>;
+
+/** JSON Schema 2020-12 (OpenAPI 3.1's dialect) of a zod schema, without the `$schema` header. */
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const out: JsonSchema = z.toJSONSchema(schema, { io, unrepresentable: 'any', override: describeField });
+  delete out.$schema;
+  return out;
+}
+
+/** What the shared record field types accept on the wire (their zod checks are custom code). */
+const FIELD_DESCRIPTIONS = new Map<z.ZodType, string>([
+  [positiveId, 'A positive integer up to 2^53 − 1, as a JSON number or a numeric string'],
+  [opaqueId, '1–128 characters of [A-Za-z0-9_.:-]'],
+  [
+    instant,
+    'RFC 3339 with an offset (2026-11-02T10:15:00Z, …+02:00) or integer Unix epoch milliseconds; ' +
+      'a date or time that does not exist, or more than 24 h in the future, is rejected',
+  ],
+  [
+    money,
+    'A decimal ≥ 0 with at most 4 decimals (below 10^14), as a JSON number (at most 15 significant ' +
+      'digits) or a string',
+  ],
+]);
+
+function describeField(ctx: { zodSchema: unknown; jsonSchema: JsonSchema }): void {
+  const description = FIELD_DESCRIPTIONS.get(ctx.zodSchema as z.ZodType);
+  if (description && ctx.jsonSchema.description === undefined) ctx.jsonSchema.description = description;
+}
+
+/**
+ * The record schemas for producers (contract §3): what a record may look like on the wire, i.e. the
+ * input side of shared/records (before ids become numbers, instants epoch ms and money decimal strings).
+ * Served at /schemas/records.json and committed as schemas/records.json (`npm run schemas`).
+ */
+export function recordsJsonSchema(): JsonSchema {
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: 'https://mailstats.invalid/schemas/records.json',
+    title: 'mailstats record',
+    description:
+      'One record per Kafka message (mailstats.events: activity, keyed by list_id; mailstats.catalog: ' +
+      'catalog entities) or per NDJSON line of POST /ingest. Discriminated by `type`; unknown fields ' +
+      'are ignored. Some rules are checked beyond this schema (RFC 3339 dates that exist, at most 24 h ' +
+      'in the future, IANA time zones, ids up to 2^53 − 1, template size): see README "Record schema".',
+    ...jsonSchema(recordSchema, 'input'),
+  };
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
+
+/** An error answer: its HTTP status, the contract codes it carries, and when. */
+type ErrorCase = [status: number, codes: string];
+
+function errorResponses(cases: ErrorCase[]) {
+  return Object.fromEntries(
+    cases.map(([status, codes]) => [
+      String(status),
+      { description: `Error object, code ${codes}`, content: json(ref('Error')) },
+    ]),
+  );
+}
+
+const COMMON_ERRORS: ErrorCase[] = [
+  [400, '406 (invalid param or unreadable body)'],
+  [403, '101 (unknown user, wrong or revoked key, no grant, unknown list — one answer for all)'],
+  [413, '413 (body over 1 MiB)'],
+  [415, '415 (Content-Encoding other than identity, gzip, deflate, br)'],
+  [500, '500 (unexpected; details in the log under the request id in the message)'],
+];
+
+interface OperationDoc {
+  name: string;
+  summary: string;
+  description: string;
+  params: z.ZodObject;
+  answer: string;
+  errors: ErrorCase[];
+}
+
+const OPERATIONS: OperationDoc[] = [
+  {
+    name: 'automation.stats',
+    summary: 'Per-date workflow statistics of one list',
+    description:
+      'Sends, opens, clicks, purchases, bounces, unsubscribes, spam, workflow events, conditions, actions, ' +
+      'revenue, AOV and rates per date of the period (list time zone). Period: start_date/stop_date, else ' +
+      'month, else days, else the last 30 days (contract §2.4).',
+    params: statsParams,
+    answer: 'StatsAnswer',
+    errors: [
+      [400, '407 (missing list_id) or 406 (invalid param, period too long or inverted, unreadable body)'],
+      ...COMMON_ERRORS.slice(1),
+    ],
+  },
+  {
+    name: 'transactional.templateRender',
+    summary: 'Render a stored transactional template',
+    description:
+      "Renders the template (Handlebars) of the list's SMTP account with `params`; props strings " +
+      'are rendered too (contract §2.5).',
+    params: renderParams,
+    answer: 'RenderResult',
+    errors: [
+      [400, '407 (missing list_id or template_id) or 406 (invalid param, unreadable body)'],
+      COMMON_ERRORS[1]!,
+      [404, '17003 (no SMTP account for the list) or 17006 (template not found)'],
+      [409, '17004 (the SMTP account is inactive)'],
+      COMMON_ERRORS[2]!,
+      COMMON_ERRORS[3]!,
+      [422, '17007 (the template does not compile, fails while rendering, or exceeds the render limits)'],
+      COMMON_ERRORS[4]!,
+      [503, '17006 (the template store failed or timed out)'],
+    ],
+  },
+  {
+    name: 'list.all',
+    summary: 'The lists the caller may read',
+    description: 'No parameters. One item per list with an active grant (contract §6).',
+    params: listAllParams,
+    answer: 'ListAllAnswer',
+    errors: [
+      [400, '406 (unreadable body)'],
+      [403, '101 (unknown user or wrong key)'],
+      ...COMMON_ERRORS.slice(2),
+    ],
+  },
+];
+
+const PATH_PARAMS = [
+  {
+    name: 'user_id',
+    in: 'path',
+    required: true,
+    schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+  },
+  {
+    name: 'api_key',
+    in: 'path',
+    required: true,
+    description: 'The api key itself (stored only as a SHA-256 digest; never logged)',
+    schema: { type: 'string', minLength: 1 },
+  },
+];
+
+function operationPath(op: OperationDoc) {
+  const params = jsonSchema(op.params, 'input') as {
+    properties?: Record<string, JsonSchema>;
+    required?: string[];
+  };
+  const query = Object.entries(params.properties ?? {}).map(([name, schema]) => ({
+    name,
+    in: 'query',
+    required: params.required?.includes(name) ?? false,
+    schema,
+    // `workflow_ids=1,2` (one field, comma-separated) rather than repeated plain fields.
+    ...(name === 'workflow_ids' ? { style: 'form', explode: false } : {}),
+  }));
+  const responses = {
+    '200': { description: op.summary, content: json(ref(op.answer)) },
+    '404': {
+      description: 'Error object, code 404 (unknown operation or a format other than .json)',
+      content: json(ref('Error')),
+    },
+    ...errorResponses(op.errors),
+  };
+  const base = { tags: ['API 1.2'], summary: op.summary, description: op.description, responses };
+  const id = op.name.replace(/\.(\w)/g, (_, c: string) => c.toUpperCase());
+  const body = {
+    description:
+      'Params by name (or by position __0__, __1__, …); the body wins over the query string. ' +
+      'Also accepted on GET.',
+    required: false,
+    content: {
+      'application/json': { schema: params },
+      'application/x-www-form-urlencoded': { schema: params },
+      'multipart/form-data': { schema: params },
+    },
+  };
+  return {
+    parameters: PATH_PARAMS,
+    get: { ...base, operationId: `${id}Get`, parameters: query },
+    post: { ...base, operationId: `${id}Post`, parameters: query, requestBody: body },
+  };
+}
+
+const readiness = {
+  type: 'object',
+  required: ['ready', 'checks'],
+  properties: {
+    ready: { type: 'boolean' },
+    reason: { type: 'string', description: 'Each failing check as "name: why", joined with "; "' },
+    checks: { type: 'object', additionalProperties: { type: 'string' } },
+  },
+};
+
+/** The OpenAPI 3.1 document of the service, built from the zod schemas above and in shared/records. */
+export function openApiDocument(version: string): Record<string, unknown> {
+  const paths: Record<string, unknown> = {};
+  for (const op of OPERATIONS) paths[`/api/1.2/rest/{user_id}/{api_key}/${op.name}.json`] = operationPath(op);
+  paths['/ingest'] = {
+    post: {
+      tags: ['Ingest'],
+      operationId: 'ingest',
+      summary: 'Ingest records (NDJSON or a JSON array, both record families mixed)',
+      description:
+        'Valid records are taken even when others are rejected. Without KAFKA_BROKERS accepted records are ' +
+        'stored and queryable before the answer; with it, accepted means acknowledged by Kafka (contract §3.3).',
+      security: [{ ingestToken: [] }],
+      requestBody: {
+        required: true,
+        content: {
+          'application/x-ndjson': {
+            schema: { type: 'string', description: 'One JSON record per line (see the Record schema)' },
+          },
+          'application/json': { schema: { type: 'array', items: ref('Record') } },
+        },
+      },
+      responses: {
+        '200': { description: 'Accepted count and per-line rejections', content: json(ref('IngestAnswer')) },
+        ...errorResponses([
+          [400, '400 (the body cannot be read at all)'],
+          [401, '401 (missing or wrong ingest token)'],
+          [413, '413 (body over 10 MiB)'],
+          [415, '415 (unsupported Content-Encoding)'],
+        ]),
+      },
+    },
+  };
+  const opsGet = (operationId: string, summary: string, responses: Record<string, unknown>) => ({
+    get: { tags: ['Operations'], operationId, summary, responses },
+  });
+  paths['/healthz'] = opsGet('healthz', 'The process is alive', {
+    '200': {
+      description: 'Alive',
+      content: json({ type: 'object', required: ['ok'], properties: { ok: { const: true } } }),
+    },
+  });
+  paths['/readyz'] = opsGet('readyz', 'ClickHouse answers, migrations applied, consumer in its group', {
+    '200': { description: 'Ready', content: json(readiness) },
+    '503': { description: 'Not ready; `reason` names each failing check', content: json(readiness) },
+  });
+  paths['/metrics'] = opsGet('metrics', 'Prometheus metrics', {
+    '200': {
+      description: 'Prometheus text format',
+      content: { 'text/plain': { schema: { type: 'string' } } },
+    },
+  });
+  paths['/schemas/records.json'] = opsGet('recordsSchema', 'JSON Schema of the records producers send', {
+    '200': { description: 'JSON Schema 2020-12', content: json({ type: 'object' }) },
+  });
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'mailstats',
+      version,
+      description:
+        'Workflow analytics and transactional template rendering, compatible with an email platform’s ' +
+        'HTTP API 1.2. Every failure answers with the error object `{"err": true, "message", "code"}` ' +
+        'and a matching HTTP status.',
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    servers: [{ url: '/' }],
+    tags: [{ name: 'API 1.2' }, { name: 'Ingest' }, { name: 'Operations' }],
+    paths,
+    components: {
+      securitySchemes: { ingestToken: { type: 'http', scheme: 'bearer', description: 'INGEST_TOKEN' } },
+      schemas: {
+        Error: jsonSchema(errorObject, 'output'),
+        StatsAnswer: jsonSchema(statsAnswer, 'output'),
+        RenderResult: jsonSchema(renderResult, 'output'),
+        ListAllAnswer: jsonSchema(listAllAnswer, 'output'),
+        IngestAnswer: jsonSchema(ingestAnswer, 'output'),
+        Record: jsonSchema(recordSchema, 'input'),
+      },
+    },
+  };
+}

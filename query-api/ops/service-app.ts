@@ -1,0 +1,89 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { randomUUID } from 'node:crypto';
+import { redactApiKey, type Logger } from '../../shared/log.js';
+import type { PartitionLag } from '../../shared/metrics.js';
+import { registry, setConsumerLag } from '../../shared/metrics.js';
+import { ApiError, internalError, unknownMethod } from '../api12/errors.js';
+import { docsRouter } from '../openapi/docs-page.js';
+import { openApiDocument, recordsJsonSchema } from '../openapi/document.js';
+import { packageVersion } from './package-version.js';
+import { checkReadiness, type ReadinessDeps } from './readiness.js';
+import { requestMetrics } from './request-metrics.js';
+
+export interface ServiceAppDeps {
+  /** The API 1.2 + /ingest app (query-api/app.ts); absent in the ingest role. */
+  api: express.Express | undefined;
+  /** Names of the API operations, for the metrics' `operation` label. */
+  operations: string[];
+  readiness: ReadinessDeps;
+  /** Reads the consumer group's lag per partition (roles that run the consumer, with Kafka). */
+  consumerLag: (() => Promise<PartitionLag[]>) | undefined;
+  log: Logger;
+}
+
+const API_PATH = /^\/api\/1\.2\/rest\/[^/]+\/[^/]+\/([^/]+)$/;
+
+/**
+ * The HTTP listener of every role (contract §6): request metrics, /healthz, /readyz and /metrics
+ * always; the API, /ingest, /openapi.json, /docs and /schemas/records.json where the API is served.
+ */
+export function createServiceApp({
+  api,
+  operations,
+  readiness,
+  consumerLag,
+  log,
+}: ServiceAppDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestMetrics(operations));
+
+  const alive = (_req: Request, res: Response) => {
+    res.json({ ok: true });
+  };
+  app.get('/healthz', alive);
+  app.get('/health', alive); // the old name, kept for existing probes
+  app.get('/readyz', async (_req, res) => {
+    const state = await checkReadiness(readiness);
+    res.status(state.ready ? 200 : 503).json(state);
+  });
+  app.get('/metrics', async (_req, res) => {
+    if (consumerLag) {
+      // A failed reading drops the lag series rather than repeating stale numbers.
+      setConsumerLag(await consumerLag().catch(() => []));
+    }
+    res.type(registry.contentType).send(await registry.metrics());
+  });
+
+  if (api) {
+    const document = openApiDocument(packageVersion());
+    const records = recordsJsonSchema();
+    app.get('/openapi.json', (_req, res) => {
+      res.json(document);
+    });
+    app.get('/schemas/records.json', (_req, res) => {
+      res.json(records);
+    });
+    app.use(docsRouter());
+    app.use(api);
+  } else {
+    // The ingest role serves no API: every other path is the contract's 404 (the operation named
+    // only when the path has the API's shape, so no other segment — possibly a key — is echoed).
+    app.use((req: Request) => {
+      throw unknownMethod(API_PATH.exec(req.path)?.[1] ?? '');
+    });
+  }
+  // Errors of the routes above (the API app answers its own).
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    let error: ApiError;
+    if (err instanceof ApiError) error = err;
+    else {
+      const id = randomUUID();
+      log.error({ req_id: id, err, path: redactApiKey(req.originalUrl) }, 'unexpected error');
+      error = internalError(id);
+    }
+    res.status(error.status).json(error);
+  });
+  return app;
+}

@@ -1,0 +1,137 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * Every Prometheus metric of the process, in one registry (contract §6). Other modules call the small
+ * functions below (one line each) instead of touching prom-client; names and labels live only here.
+ * Labels are always from small fixed sets: never a path, an id or a key.
+ */
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+const httpRequests = new Counter({
+  name: 'mailstats_http_requests_total',
+  help: 'HTTP requests answered, by operation, HTTP status and contract error code (0 = success)',
+  labelNames: ['operation', 'status', 'code'] as const,
+  registers: [registry],
+});
+
+const httpDuration = new Histogram({
+  name: 'mailstats_http_request_duration_seconds',
+  help: 'Time from receiving a request to finishing its answer, by operation and HTTP status',
+  labelNames: ['operation', 'status'] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+});
+
+const accepted = new Counter({
+  name: 'mailstats_ingest_records_accepted_total',
+  help: 'Records accepted: source "http" = POST /ingest (stored, or acknowledged by Kafka), "kafka" = consumed and written',
+  labelNames: ['source'] as const,
+  registers: [registry],
+});
+
+const rejected = new Counter({
+  name: 'mailstats_ingest_records_rejected_total',
+  help: 'Records that failed validation: "http" = rejected lines of POST /ingest, "kafka" = consumed and dead-lettered',
+  labelNames: ['source'] as const,
+  registers: [registry],
+});
+
+const deadLettered = new Counter({
+  name: 'mailstats_ingest_records_dead_lettered_total',
+  help: 'Consumed Kafka records sent to the dead-letter topic',
+  registers: [registry],
+});
+
+const deduplicated = new Counter({
+  name: 'mailstats_ingest_records_deduplicated_total',
+  help: 'Activity records not stored because their event_id was already taken within the dedup window (or repeated in the batch)',
+  registers: [registry],
+});
+
+const batchWrite = new Histogram({
+  name: 'mailstats_ingest_batch_write_duration_seconds',
+  help: 'Time to write one batch of validated records to ClickHouse (dedup, insert, ledger, day recompute)',
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  registers: [registry],
+});
+
+const consumerLag = new Gauge({
+  name: 'mailstats_kafka_consumer_lag',
+  help: 'Messages not yet committed by the consumer group: log end offset − committed offset, per partition (read at scrape time)',
+  labelNames: ['topic', 'partition'] as const,
+  registers: [registry],
+});
+
+const templateCacheHits = new Counter({
+  name: 'mailstats_template_cache_hits_total',
+  help: 'Template renders served by an already compiled template',
+  registers: [registry],
+});
+
+const templateCacheMisses = new Counter({
+  name: 'mailstats_template_cache_misses_total',
+  help: 'Template renders that had to compile the template (first use, new version, or evicted)',
+  registers: [registry],
+});
+
+const clickhouseErrors = new Counter({
+  name: 'mailstats_clickhouse_errors_total',
+  help: 'ClickHouse queries, commands and inserts that failed',
+  registers: [registry],
+});
+
+export function observeRequest(operation: string, status: number, code: number, seconds: number): void {
+  httpRequests.inc({ operation, status: String(status), code: String(code) });
+  httpDuration.observe({ operation, status: String(status) }, seconds);
+}
+
+/** Counts an ingest result and hands it back, so a caller can wrap its answer in one call. */
+export function countIngest<T extends { accepted: number; rejected: unknown[] }>(
+  source: 'http',
+  result: T,
+): T {
+  accepted.inc({ source }, result.accepted);
+  rejected.inc({ source }, result.rejected.length);
+  return result;
+}
+
+/** One Kafka chunk written: its valid records stored, its invalid ones dead-lettered. */
+export function countKafkaChunk(valid: number, dead: number): void {
+  accepted.inc({ source: 'kafka' }, valid);
+  rejected.inc({ source: 'kafka' }, dead);
+  deadLettered.inc(dead);
+}
+
+export const countDeduplicated = (n: number): void => deduplicated.inc(n);
+
+/** Time one batch write; failed writes are timed too (they cost as much). */
+export async function timeBatchWrite<T>(write: () => Promise<T>): Promise<T> {
+  const end = batchWrite.startTimer();
+  try {
+    return await write();
+  } finally {
+    end();
+  }
+}
+
+export const templateCacheHit = (): void => templateCacheHits.inc();
+export const templateCacheMiss = (): void => templateCacheMisses.inc();
+
+/** Counts a failed ClickHouse operation and hands its error back: `throw clickhouseFailed(err)`. */
+export function clickhouseFailed(err: unknown): unknown {
+  clickhouseErrors.inc();
+  return err;
+}
+
+export interface PartitionLag {
+  topic: string;
+  partition: number;
+  lag: number;
+}
+
+/** Replace the lag series with a fresh reading (partitions no longer assigned disappear). */
+export function setConsumerLag(lags: PartitionLag[]): void {
+  consumerLag.reset();
+  for (const { topic, partition, lag } of lags) consumerLag.set({ topic, partition: String(partition) }, lag);
+}
