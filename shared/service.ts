@@ -8,6 +8,7 @@ import { IngestWorker } from '../ingest/kafka/worker.js';
 import { KafkaSink } from '../ingest/kafka/producer-sink.js';
 import { createKafka, ensureTopics, kafkaTopics } from '../ingest/kafka/topics.js';
 import { createApp } from '../query-api/app.js';
+import { answerClientErrors } from '../query-api/client-error.js';
 import type { IngestSink } from '../query-api/ingest-route.js';
 import type { Operation } from '../query-api/api12/router.js';
 import { automationStats } from '../query-api/stats/handler.js';
@@ -120,6 +121,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
     server = await new Promise<Server>((ok) => {
       const s = app.listen(config.PORT, () => ok(s));
     });
+    answerClientErrors(server, log);
     const address = server.address();
     url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : config.PORT}`;
   }
