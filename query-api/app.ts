@@ -3,7 +3,7 @@ import type { Logger } from '../shared/log.js';
 import { ApiError, internalError, invalidParam, methodNotAllowed, unknownMethod } from './api12/errors.js';
 import { api12Route, type Operation } from './api12/router.js';
 import { bodyError, readBody } from './body.js';
-import { ingestRoute, type IngestSink } from './ingest-route.js';
+import { ingestRoute, requireIngestToken, type IngestSink } from './ingest-route.js';
 import { requestFields, requestLog } from './request-log.js';
 
 export interface AppDeps {
@@ -58,8 +58,9 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
     app.all(
       '/ingest',
       onlyMethods(['POST']),
+      requireIngestToken(ingest.token),
       readBody(INGEST_BODY_LIMIT, unreadableIngest),
-      ingestRoute(ingest.sink, ingest.token),
+      ingestRoute(ingest.sink),
     );
   }
   app.all(

@@ -183,6 +183,16 @@ describe('body encodings (contract §2.2: identity, gzip, deflate, br)', () => {
       400,
       /^Unreadable body: /,
     );
+    // The token is checked before the body is read or decoded.
+    expectError(
+      await post('/ingest', 'garbage', [['Content-Encoding', 'gzip']]),
+      401,
+      401,
+      'Missing or wrong ingest token',
+    );
+    const other = await rawRequest(svc.url!, { method: 'GET', target: '/ingest' });
+    expectError(other, 405, 405);
+    expect(other.headers.allow).toBe('POST');
   });
 });
 
