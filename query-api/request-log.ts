@@ -32,11 +32,17 @@ export function requestLog(log: Logger) {
     res.locals.requestId = id;
     res.setHeader('X-Request-Id', id);
     // Request lines are info: skip building them when info is off.
-    if (log.isLevelEnabled('info'))
-      res.on('finish', () => {
+    if (log.isLevelEnabled('info')) {
+      const line = (status: number | null) => {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        log.info({ ...requestFields(req, res), status: res.statusCode, ms }, 'request');
+        log.info({ ...requestFields(req, res), status, ms }, 'request');
+      };
+      res.on('finish', () => line(res.statusCode));
+      // The client went away before the answer was complete: logged too, without a status.
+      res.on('close', () => {
+        if (!res.writableFinished) line(null);
       });
+    }
     next();
   };
 }

@@ -256,6 +256,17 @@ describe("Node's HTTP parser refusals answer the error object (clientError)", ()
     );
     expectError(res, 400, 400);
   });
+  it('a malformed chunked body → an error object, never a bare or garbled answer', async () => {
+    const res = await rawExchange(
+      svc.url!,
+      Buffer.from(
+        `POST ${op()} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
+      ),
+    );
+    expect([400, 406]).toContain(res.json?.code);
+    expect(res.status).toBe(400);
+    expect(Object.keys(res.json).sort()).toEqual(['code', 'err', 'message']);
+  });
   it('an oversized head → 431 error object', async () => {
     const res = await rawRequest(svc.url!, {
       target: op(),
