@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import type { Logger } from '../shared/log.js';
+import { withLogContext, type Logger } from '../shared/log.js';
 
 /** An incoming X-Request-Id is kept when it is short and plain (it is echoed and logged as it is). */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -43,6 +43,7 @@ export function requestLog(log: Logger) {
         if (!res.writableFinished) line(null);
       });
     }
-    next();
+    // Every line logged while this request is served (operations included) carries its id.
+    withLogContext({ req_id: id }, next);
   };
 }

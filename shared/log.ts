@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { pino, stdSerializers, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
@@ -14,6 +15,12 @@ function safeError(err: unknown): Record<string, unknown> | unknown {
   return { type, message, stack, ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}) };
 }
 
+/** Fields every log line written while serving a request carries (its `req_id`). */
+const context = new AsyncLocalStorage<Record<string, unknown>>();
+
+/** Runs `fn` (and whatever it awaits) with `fields` added to each log line it writes. */
+export const withLogContext = <T>(fields: Record<string, unknown>, fn: () => T): T => context.run(fields, fn);
+
 /**
  * JSON lines (pino). Secrets stay out by construction: request lines are built from fields that cannot
  * hold one (query-api/request-log.ts), errors go through `safeError`, and as a last guard any
@@ -24,6 +31,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     level,
     base: undefined,
     serializers: { err: safeError },
+    mixin: () => context.getStore() ?? {},
     redact: { paths: ['headers', '*.headers', 'authorization', '*.authorization'], censor: '[redacted]' },
   };
   return destination ? pino(options, destination) : pino(options);

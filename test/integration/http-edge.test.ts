@@ -309,6 +309,8 @@ describe('request ids (X-Request-Id in and out)', () => {
       log: appLog,
       operations: {
         'boom.now': async () => {
+          await new Promise((r) => setTimeout(r, 5));
+          appLog.warn('inside the operation');
           throw Object.assign(new Error('unexpected failure'), { body: `leaked ${KEY}` });
         },
       },
@@ -329,6 +331,8 @@ describe('request ids (X-Request-Id in and out)', () => {
       const errorLine = appLines.map((l) => JSON.parse(l)).find((l) => l.msg === 'unexpected error');
       expect(errorLine?.req_id).toBe(id);
       expect(errorLine?.err?.message).toBe('unexpected failure');
+      const inside = appLines.map((l) => JSON.parse(l)).find((l) => l.msg === 'inside the operation');
+      expect(inside?.req_id).toBe(id);
       for (const line of appLines) {
         expect(line).not.toContain(KEY);
         expect(line).not.toContain(TOKEN);
