@@ -21,7 +21,16 @@ async function main() {
   if (service.url)
     console.log(`  API:          ${service.url}/api/1.2/rest/{user_id}/{api_key}/{operation}.json`);
   if (service.url)
-    console.log(`  ingest:       POST ${service.url}/ingest  (Authorization: Bearer ${service.ingestToken})`);
+    // Where the token is, never the token itself (contract §5).
+    console.log(
+      `  ingest:       POST ${service.url}/ingest  (Authorization: Bearer <token>; the token is ${
+        config.INGEST_TOKEN
+          ? 'INGEST_TOKEN'
+          : config.CLICKHOUSE_URL
+            ? 'random for this run only: set INGEST_TOKEN to use /ingest'
+            : `in ${config.DATA_DIR}/ingest-token`
+      })`,
+    );
   if (!config.CLICKHOUSE_URL && config.SEED_DEMO) {
     console.log(
       `  demo tenant:  user_id ${DEMO.userId}, api_key ${DEMO.apiKey}, lists ${DEMO.lists.map((l) => l.list_id).join(', ')}${service.seeded ? ' (just loaded)' : ''}`,

@@ -1,9 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { redactApiKey, type Logger } from '../shared/log.js';
-import { ApiError, internalError, tooLarge, unknownMethod } from './api12/errors.js';
+import type { Logger } from '../shared/log.js';
+import { ApiError, internalError, invalidParam, methodNotAllowed, unknownMethod } from './api12/errors.js';
 import { api12Route, type Operation } from './api12/router.js';
-import { ingestRoute, type IngestSink } from './ingest-route.js';
+import { bodyError, readBody } from './body.js';
+import { ingestRoute, requireIngestToken, type IngestSink } from './ingest-route.js';
+import { requestFields, requestLog } from './request-log.js';
 import { xmlrpcRoute } from './xmlrpc/route.js';
 
 export interface AppDeps {
@@ -14,65 +15,86 @@ export interface AppDeps {
 
 const API_BODY_LIMIT = '1mb';
 const INGEST_BODY_LIMIT = '10mb';
-const anyType = () => true;
+export const API12_REST_ROUTE = '/api/1.2/rest/:userId/:apiKey/:operation';
+
+/** An unreadable body: 406 on the API (contract §2.2), 400 on /ingest (§3.3). */
+const unreadableParams = (reason: string) => invalidParam('body', reason);
+const unreadableIngest = (reason: string) => new ApiError(400, 400, `Unreadable body: ${reason}`);
+
+/** Other methods answer 405 with `Allow` (HEAD is GET without a body, as Express routes it). */
+function onlyMethods(allow: string[]) {
+  const allowed = new Set([...allow, ...(allow.includes('GET') ? ['HEAD'] : [])]);
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (allowed.has(req.method)) return next();
+    res.setHeader('Allow', allow.join(', '));
+    next(methodNotAllowed());
+  };
+}
+
+/**
+ * The operation comes first in the contract's check order (§2.2): an unknown one is a 404 before its
+ * body is read. A known one is named for the request log (an unknown segment never is: it could be a key).
+ */
+function knownOperation(operations: Record<string, Operation>) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const segment = String(req.params.operation);
+    const name = segment.endsWith('.json') ? segment.slice(0, -'.json'.length) : undefined;
+    if (name === undefined || !Object.hasOwn(operations, name)) return next(unknownMethod(segment));
+    res.locals.operation = name;
+    next();
+  };
+}
 
 export function createApp({ log, operations, ingest }: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
 
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    const id = randomUUID();
-    const started = process.hrtime.bigint();
-    res.locals.requestId = id;
-    // Request lines are info: skip building them (and redacting the path) when info is off.
-    if (log.isLevelEnabled('info'))
-      res.on('finish', () => {
-        const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        log.info(
-          { req_id: id, method: req.method, path: redactApiKey(req.originalUrl), status: res.statusCode, ms },
-          'request',
-        );
-      });
-    next();
-  });
+  app.use(requestLog(log));
 
   app.get('/health', (_req, res) => {
     res.json({ ok: true });
   });
   if (ingest) {
-    app.post(
+    app.all(
       '/ingest',
-      express.raw({ type: anyType, limit: INGEST_BODY_LIMIT }),
-      ingestRoute(ingest.sink, ingest.token),
+      onlyMethods(['POST']),
+      requireIngestToken(ingest.token),
+      readBody(INGEST_BODY_LIMIT, unreadableIngest),
+      ingestRoute(ingest.sink),
     );
   }
   app.all(
-    '/api/1.2/rest/:userId/:apiKey/:operation',
-    express.raw({ type: anyType, limit: API_BODY_LIMIT }),
+    API12_REST_ROUTE,
+    onlyMethods(['GET', 'POST']),
+    knownOperation(operations),
+    readBody(API_BODY_LIMIT, unreadableParams),
     api12Route(operations),
   );
-  app.post(
-    '/api/1.2/xmlrpc/:userId/:apiKey',
-    express.raw({ type: anyType, limit: API_BODY_LIMIT }),
-    xmlrpcRoute(operations, log),
-  );
-  app.use((req: Request) => {
-    throw unknownMethod(req.path.split('/').pop() ?? '');
-  });
+  // XML-RPC (contract §2.6): the same operations, positional params; body errors become faults.
+  app.post('/api/1.2/xmlrpc/:userId/:apiKey', readBody(API_BODY_LIMIT, unreadableParams), xmlrpcRoute(operations, log));
+  // Any other path: the message quotes nothing from it (contract §2.2).
+  app.use((_req: Request, _res: Response, next: NextFunction) => next(unknownMethod()));
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     let error: ApiError;
     if (err instanceof ApiError) error = err;
-    else if ((err as { type?: string }).type === 'entity.too.large') error = tooLarge();
     // A path segment with a malformed %-escape (the router cannot decode it): no API method is addressed.
-    // Not an internal error, and not logged: the router's message would quote the segment (the API key).
-    else if (err instanceof URIError && (err as { status?: number }).status === 400)
-      error = unknownMethod(req.path.split('/').pop() ?? '');
+    else if (err instanceof URIError && (err as { status?: number }).status === 400) error = unknownMethod();
     else {
-      const id = String(res.locals.requestId);
-      log.error({ req_id: id, err, path: redactApiKey(req.originalUrl) }, 'unexpected error');
-      error = internalError(id);
+      // A body error from a parser mounted elsewhere is still the client's (kept as a net).
+      const mapped = bodyError(err, unreadableParams);
+      if (mapped) error = mapped;
+      else {
+        const id = String(res.locals.requestId);
+        // The request's fields only (route pattern, operation, id): never its path or headers.
+        log.error({ ...requestFields(req, res), err }, 'unexpected error');
+        error = internalError(id);
+      }
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
     }
     res.status(error.status).json(error);
   });

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { decodeBody, UnreadableBody, type DecodedItem } from '../ingest/decode.js';
 import type { IngestResult } from '../ingest/pipeline.js';
 import { countIngest } from '../shared/metrics.js';
@@ -12,13 +12,23 @@ export interface IngestSink {
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-/** POST /ingest (contract §3.3): bearer token, NDJSON or a JSON array, per-line rejections. */
-export function ingestRoute(sink: IngestSink, token: string) {
+/**
+ * `Authorization: Bearer <INGEST_TOKEN>`, compared in constant time. Mounted before the body is read,
+ * so a caller without the token cannot make the service read or decompress 10 MiB.
+ */
+export function requireIngestToken(token: string) {
   const expected = digest(token);
-  return async (req: Request, res: Response) => {
+  return (req: Request, _res: Response, next: NextFunction) => {
     const presented = /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1] ?? '';
     if (!timingSafeEqual(digest(presented), expected))
-      throw new ApiError(401, 401, 'Missing or wrong ingest token');
+      return next(new ApiError(401, 401, 'Missing or wrong ingest token'));
+    next();
+  };
+}
+
+/** POST /ingest (contract §3.3): NDJSON or a JSON array, per-line rejections. */
+export function ingestRoute(sink: IngestSink) {
+  return async (req: Request, res: Response) => {
     let items: DecodedItem[];
     try {
       items = decodeBody(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');

@@ -1,16 +1,38 @@
-import { pino, type Logger } from 'pino';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { pino, stdSerializers, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
-export function createLogger(level: string): Logger {
-  return pino({ level, base: undefined });
+/**
+ * What an error may carry into a log line: its class, message, code and stack, never the properties a
+ * library hangs on it (body-parser's `body`, Node's `rawPacket` of a refused request, a client's
+ * `headers`/`url`), which may hold an api key or the ingest token.
+ */
+function safeError(err: unknown): Record<string, unknown> | unknown {
+  if (!(err instanceof Error)) return err;
+  const { type, message, stack } = stdSerializers.err(err);
+  const code = (err as { code?: unknown }).code;
+  return { type, message, stack, ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}) };
 }
 
+/** Fields every log line written while serving a request carries (its `req_id`). */
+const context = new AsyncLocalStorage<Record<string, unknown>>();
+
+/** Runs `fn` (and whatever it awaits) with `fields` added to each log line it writes. */
+export const withLogContext = <T>(fields: Record<string, unknown>, fn: () => T): T => context.run(fields, fn);
+
 /**
- * The API key is a path segment (`/api/1.2/rest/{user}/{key}/…`, `/api/1.2/xmlrpc/{user}/{key}`):
- * never let it reach a log line.
- * Case-insensitive, as Express routing is (`/API/1.2/REST/…` reaches the same route).
+ * JSON lines (pino). Secrets stay out by construction: request lines are built from fields that cannot
+ * hold one (query-api/request-log.ts), errors go through `safeError`, and as a last guard any
+ * `headers`/`authorization` field is censored wherever a caller logs one.
  */
-export function redactApiKey(path: string): string {
-  return path.replace(/(\/api\/[^/]+\/(?:rest|xmlrpc)\/[^/]*\/)[^/?]*/i, '$1[redacted]');
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options = {
+    level,
+    base: undefined,
+    serializers: { err: safeError },
+    mixin: () => context.getStore() ?? {},
+    redact: { paths: ['headers', '*.headers', 'authorization', '*.authorization'], censor: '[redacted]' },
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -9,6 +9,7 @@ import { KafkaSink } from '../ingest/kafka/producer-sink.js';
 import { consumerLagReader } from '../ingest/kafka/lag.js';
 import { createKafka, ensureTopics, kafkaTopics } from '../ingest/kafka/topics.js';
 import { createApp } from '../query-api/app.js';
+import { answerClientErrors } from '../query-api/client-error.js';
 import { createServiceApp } from '../query-api/ops/service-app.js';
 import type { IngestSink } from '../query-api/ingest-route.js';
 import type { Operation } from '../query-api/api12/router.js';
@@ -130,6 +131,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
   const server = await new Promise<Server>((ok) => {
     const s = app.listen(config.PORT, () => ok(s));
   });
+  answerClientErrors(server, log);
   const address = server.address();
   const httpUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : config.PORT}`;
   const url = config.ROLE !== 'ingest' ? httpUrl : undefined;

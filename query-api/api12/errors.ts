@@ -18,10 +18,38 @@ export const invalidParam = (name: string, reason: string) =>
   new ApiError(406, 400, `Invalid param ${name}: ${reason}`);
 export const notAllowed = (listId: number | string) =>
   new ApiError(101, 403, `Not allowed for list_id = ${listId}`);
-export const unknownMethod = (operation: string) => new ApiError(404, 404, `Unknown API method ${operation}`);
+/**
+ * `operation` is the operation segment of a path of the API's shape. Any other path gets a message that
+ * quotes nothing from it (contract §2.2): a misplaced segment could be an api key.
+ */
+export const unknownMethod = (operation?: string) =>
+  new ApiError(
+    404,
+    404,
+    operation === undefined
+      ? `Unknown API method (the path is not /api/1.2/rest/{user_id}/{api_key}/{operation}.json)`
+      : `Unknown API method ${operation}`,
+  );
 export const tooLarge = () => new ApiError(413, 413, 'Request too large');
 export const internalError = (requestId: string) =>
   new ApiError(500, 500, `Internal error (request ${requestId})`);
+
+/**
+ * A Content-Encoding other than identity, gzip, deflate or br. The header is the client's own text:
+ * quoted only as printable ASCII, at most 64 characters, so the answer stays a tidy one-line message.
+ */
+export const unsupportedEncoding = (encoding: string) =>
+  new ApiError(
+    415,
+    415,
+    `Unsupported content encoding ${encoding.replace(/[^\x20-\x7e]/g, '?').slice(0, 64)}`,
+  );
+
+// Outside the contract's table (decisions in ARCHITECTURE.md, "HTTP edge"): the code is the HTTP status.
+export const methodNotAllowed = () => new ApiError(405, 405, 'Method not allowed');
+export const badRequest = () => new ApiError(400, 400, 'Bad request');
+export const headersTooLarge = () => new ApiError(431, 431, 'Request header fields too large');
+export const requestTimeout = () => new ApiError(408, 408, 'Request timeout');
 
 // transactional.templateRender (contract §2.2, §2.5)
 export const accountNotFound = () => new ApiError(17003, 404, 'Could not find the SMTP account');

@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { randomUUID } from 'node:crypto';
-import { redactApiKey, type Logger } from '../../shared/log.js';
+import type { Logger } from '../../shared/log.js';
 import type { PartitionLag } from '../../shared/metrics.js';
 import { registry, setConsumerLag } from '../../shared/metrics.js';
 import { ApiError, internalError, unknownMethod } from '../api12/errors.js';
@@ -80,7 +80,7 @@ export function createServiceApp({
     if (err instanceof ApiError) error = err;
     else {
       const id = randomUUID();
-      log.error({ req_id: id, err, path: redactApiKey(req.originalUrl) }, 'unexpected error');
+      log.error({ req_id: id, err }, 'unexpected error');
       error = internalError(id);
     }
     res.status(error.status).json(error);

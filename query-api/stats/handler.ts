@@ -12,7 +12,7 @@ import {
   type RawParams,
 } from '../api12/params.js';
 import { toStatsRecord, type StatsRecord } from './answer.js';
-import { resolvePeriod } from './period.js';
+import { resolvePeriod, type PeriodParams } from './period.js';
 
 export const MAX_WORKFLOW_IDS = 1000;
 
@@ -28,7 +28,20 @@ export interface Caller {
   apiKey: string;
 }
 
-/** automation.stats: 407 → 406 → 101 → answer (contract §2.2, §2.4). */
+/**
+ * Whether the period is fixed by the params alone. Otherwise it is counted from "today" in the list's
+ * time zone, which only a caller who may read the list can be told anything about.
+ */
+const zoneFree = (p: PeriodParams) =>
+  p.startDate !== undefined
+    ? p.stopDate !== undefined
+    : p.stopDate !== undefined || (p.month !== undefined && p.month.year !== undefined);
+
+/**
+ * automation.stats: 407 → 406 → 101 → checks that depend on the list → answer (contract §2.2, §2.4).
+ * A period that depends on the list's zone is resolved only after authorize(): before it, a 406 for a
+ * list behind UTC and a 101 for an unknown one would tell an outsider that the list exists and its zone.
+ */
 export async function automationStats(
   deps: StatsDeps,
   caller: Caller,
@@ -37,16 +50,21 @@ export async function automationStats(
   const listId = requiredId(params, 'list_id');
   const workflowIds = optionalIdList(params, 'workflow_ids', MAX_WORKFLOW_IDS) ?? null;
   const triggerId = optionalId(params, 'trigger_id') ?? null;
-  const periodParams = {
+  const periodParams: PeriodParams = {
     startDate: optionalDate(params, 'start_date'),
     stopDate: optionalDate(params, 'stop_date'),
     days: optionalIntInRange(params, 'days', 1, deps.maxPeriodDays),
     month: optionalMonth(params, 'month'),
   };
-  const list = await deps.catalog.list(listId);
-  const period = resolvePeriod(periodParams, list?.timezone ?? deps.defaultTimezone, deps.maxPeriodDays);
+  // Any zone gives the same answer here: it is never asked for "today".
+  const fixed = zoneFree(periodParams)
+    ? resolvePeriod(periodParams, deps.defaultTimezone, deps.maxPeriodDays)
+    : undefined;
   await authorize(deps.catalog, caller.userId, caller.apiKey, listId);
 
+  const list = await deps.catalog.list(listId);
+  const period =
+    fixed ?? resolvePeriod(periodParams, list?.timezone ?? deps.defaultTimezone, deps.maxPeriodDays);
   const days = await readDailyStats(deps.db, { listId, workflowIds, triggerId, ...period });
   const currency = list?.currency ?? 'RON';
   return days.map((d) => toStatsRecord(d, listId, currency));

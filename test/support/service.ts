@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { loadConfig } from '../../shared/config.js';
+import type { Logger } from '../../shared/log.js';
 import { startService, type Service } from '../../shared/service.js';
 
 export interface TestService extends Service {
@@ -16,8 +17,14 @@ export interface TestService extends Service {
   stop(): Promise<void>;
 }
 
-/** The real service (embedded ClickHouse in a fresh temp dir, HTTP on a free port). */
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+/**
+ * The real service (embedded ClickHouse in a fresh temp dir, HTTP on a free port). `opts.log`: a logger
+ * of the test's own (e.g. writing to a captured stream), instead of one at LOG_LEVEL.
+ */
+export async function startTestService(
+  env: Record<string, string> = {},
+  opts: { log?: Logger } = {},
+): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'mailstats-test-'));
   const config = loadConfig({
     DATA_DIR: dir,
@@ -27,7 +34,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     INGEST_TOKEN: 'test-ingest-token',
     ...env,
   });
-  const service = await startService(config);
+  const service = await startService(config, opts.log);
   const base = service.url!;
   return Object.assign(service, {
     async call(path: string, init: { method?: string; body?: string; contentType?: string } = {}) {

@@ -1,0 +1,49 @@
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import { withLogContext, type Logger } from '../shared/log.js';
+
+/** An incoming X-Request-Id is kept when it is short and plain (it is echoed and logged as it is). */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function requestIdOf(incoming: string | undefined): string {
+  return incoming !== undefined && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/**
+ * What a log line may say about a request: the matched route's pattern (never the path it came in on),
+ * the operation when the path named a known one, and the request id. No path, query string or header
+ * can hold an api key or the ingest token here, whatever the shape of the path (contract §2.3).
+ */
+export function requestFields(req: Request, res: Response): Record<string, unknown> {
+  const route = (req.route as { path?: unknown } | undefined)?.path;
+  return {
+    req_id: res.locals.requestId,
+    method: req.method,
+    route: typeof route === 'string' ? route : null,
+    ...(typeof res.locals.operation === 'string' ? { operation: res.locals.operation } : {}),
+  };
+}
+
+/** Request id in and out (`X-Request-Id`), and one `request` line per answered request (info). */
+export function requestLog(log: Logger) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const id = requestIdOf(req.get('x-request-id'));
+    const started = process.hrtime.bigint();
+    res.locals.requestId = id;
+    res.setHeader('X-Request-Id', id);
+    // Request lines are info: skip building them when info is off.
+    if (log.isLevelEnabled('info')) {
+      const line = (status: number | null) => {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        log.info({ ...requestFields(req, res), status, ms }, 'request');
+      };
+      res.on('finish', () => line(res.statusCode));
+      // The client went away before the answer was complete: logged too, without a status.
+      res.on('close', () => {
+        if (!res.writableFinished) line(null);
+      });
+    }
+    // Every line logged while this request is served (operations included) carries its id.
+    withLogContext({ req_id: id }, next);
+  };
+}
