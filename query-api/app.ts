@@ -4,6 +4,7 @@ import { redactApiKey, type Logger } from '../shared/log.js';
 import { ApiError, internalError, tooLarge, unknownMethod } from './api12/errors.js';
 import { api12Route, type Operation } from './api12/router.js';
 import { ingestRoute, type IngestSink } from './ingest-route.js';
+import { dashboardRouter } from './dashboard-route.js';
 
 export interface AppDeps {
   log: Logger;
@@ -39,6 +40,7 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
   app.get('/health', (_req, res) => {
     res.json({ ok: true });
   });
+  app.use('/dashboard', dashboardRouter());
   if (ingest) {
     app.post(
       '/ingest',

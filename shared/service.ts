@@ -13,6 +13,8 @@ import type { Operation } from '../query-api/api12/router.js';
 import { automationStats } from '../query-api/stats/handler.js';
 import { TemplateRenderer } from '../query-api/render/engine.js';
 import { transactionalTemplateRender } from '../query-api/render/handler.js';
+import { catalogOperations } from '../query-api/catalog-ops.js';
+import { tempListAll } from '../query-api/dashboard-temp-list-all.js'; // TEMPORARY (dash): replaced by query-api/lists/
 import { Catalog } from './catalog/catalog.js';
 import { openDb, type Db } from './clickhouse/client.js';
 import { EventStore } from './clickhouse/event-store.js';
@@ -111,6 +113,8 @@ export async function startService(config: Config, log = createLogger(config.LOG
     'automation.stats': (caller, params) => automationStats(statsDeps, caller, params),
     'transactional.templateRender': (caller, params) =>
       transactionalTemplateRender(renderDeps, caller, params),
+    ...catalogOperations({ db, catalog }),
+    'list.all': (caller) => tempListAll({ db, catalog }, caller), // TEMPORARY (dash): replaced by query-api/lists/
   };
 
   let server: Server | undefined;
