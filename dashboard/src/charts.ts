@@ -45,7 +45,14 @@ export function drawChart(
       tzDate: utc,
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true } },
-      axes: [{}, { values: (_u, vals) => vals.map((v) => fmt(v)), size: 60 }],
+      // Whole ticks without decimals; the axis as wide as its longest label.
+      axes: [
+        {},
+        {
+          values: (_u, vals) => vals.map((v) => (Number.isInteger(v) ? formatInt(v) : fmt(v))),
+          size: (_u, values) => 16 + 8 * Math.max(3, ...(values ?? []).map((v) => v.length)),
+        },
+      ],
       series: [
         { value: (_u, v) => (v == null ? '' : new Date(v * 1000).toISOString().slice(0, 10)) },
         ...series.map((s) => ({

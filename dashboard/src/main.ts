@@ -136,6 +136,7 @@ async function selectList(listId: string): Promise<void> {
   );
   const seq = ++state.seq;
   setStatus('Loading the list…', true);
+  setState('loading');
   try {
     const [workflows, accounts] = await Promise.all([
       callApi<WorkflowEntry[]>(state.session, 'automation.workflows', { list_id: Number(list.list_id) }),
@@ -152,7 +153,10 @@ async function selectList(listId: string): Promise<void> {
     state.accounts = [];
     renderWorkflowChoices();
     renderAccountChoices();
+    setStatus('', false);
+    setState('error');
     show($('error'), messageOf(err));
+    return;
   }
   await reload();
 }
@@ -238,6 +242,9 @@ function setStatus(text: string, busy: boolean): void {
   $('app').setAttribute('aria-busy', String(busy));
 }
 
+/** `loading` → `loaded` (everything shown, per-workflow table included) or `error`: for people and tests. */
+const setState = (s: 'loading' | 'loaded' | 'error') => ($('app').dataset.state = s);
+
 function triggerParam(): { trigger_id?: string } {
   const v = $<HTMLInputElement>('trigger').value.trim();
   // Sent as typed: a wrong value is the API's 406 to show.
@@ -253,6 +260,7 @@ async function reload(): Promise<void> {
   const ids = selectedWorkflowIds();
   show($('error'), undefined);
   if (ids.length > MAX_WORKFLOW_IDS) {
+    setState('error');
     show($('error'), `Pick at most ${MAX_WORKFLOW_IDS} workflows (the API's limit), or none for all.`);
     return;
   }
@@ -262,6 +270,7 @@ async function reload(): Promise<void> {
     ...triggerParam(),
   };
   setStatus('Loading…', true);
+  setState('loading');
   $<HTMLButtonElement>('export-days').disabled = true;
   $<HTMLButtonElement>('export-workflows').disabled = true;
   const comparable = isComparable(period);
@@ -283,6 +292,7 @@ async function reload(): Promise<void> {
   } catch (err) {
     if (seq !== state.seq) return;
     setStatus('', false);
+    setState('error');
     show($('error'), messageOf(err));
     return;
   }
@@ -328,12 +338,14 @@ async function loadBreakdown(
   if (seq !== state.seq) return;
   if (failed !== undefined) {
     status.textContent = `Per-workflow figures failed: ${messageOf(failed)}`;
+    setState('error');
     return;
   }
   state.breakdown = rows;
   renderBreakdown(rows);
   status.textContent = workflows.length ? `${workflows.length} workflows.` : 'No workflows to show.';
   $<HTMLButtonElement>('export-workflows').disabled = workflows.length === 0;
+  setState('loaded');
 }
 
 // ---------------------------------------------------------------- rendering
@@ -344,19 +356,24 @@ function renderPeriodText(p: ResolvedPeriod, comparable: boolean): void {
     : `${p.from} – ${p.to} (${state.list!.timezone})`;
 }
 
-function changeText(c: Change | undefined): { text: string; cls: string } {
+/** Fewer is better for bounces and unsubscribes: their arrows keep their direction, their colours swap. */
+function changeText(c: Change | undefined, fewerIsBetter = false): { text: string; cls: string } {
+  const good = (up: boolean) => (up !== fewerIsBetter ? 'up' : 'down');
   if (!c) return { text: 'no comparison', cls: 'same' };
   switch (c.kind) {
     case 'same':
       return { text: 'no change', cls: 'same' };
     case 'new':
-      return { text: 'new (none before)', cls: 'up' };
+      return { text: 'new (none before)', cls: good(true) };
     case 'percent':
-      return { text: `${c.value > 0 ? '▲ +' : '▼ '}${format1(c.value)} %`, cls: c.value > 0 ? 'up' : 'down' };
+      return {
+        text: `${c.value > 0 ? '▲ +' : '▼ −'}${format1(Math.abs(c.value))} %`,
+        cls: good(c.value > 0),
+      };
     case 'points':
       return {
-        text: `${c.value > 0 ? '▲ +' : '▼ '}${format2(c.value)} pp`,
-        cls: c.value > 0 ? 'up' : 'down',
+        text: `${c.value > 0 ? '▲ +' : '▼ −'}${format2(Math.abs(c.value))} pp`,
+        cls: good(c.value > 0),
       };
   }
 }
@@ -418,7 +435,7 @@ function renderTotals(t: Totals, prev: Totals | undefined): void {
   $('kpis').replaceChildren(
     ...cards.map((c) => {
       const card = el('div', undefined, { class: 'kpi', 'data-kpi': c.key });
-      const ch = changeText(c.change);
+      const ch = changeText(c.change, c.key === 'bounces' || c.key === 'unsubscribes');
       card.append(
         el('span', c.label, { class: 'kpi-label' }),
         el('strong', c.value, { class: 'kpi-value' }),
@@ -664,6 +681,8 @@ async function renderTemplate(): Promise<void> {
     $('tpl-type').textContent = `(${answer.type}, ${answer.engine})`;
     const frame = $<HTMLIFrameElement>('tpl-frame');
     const text = $('tpl-text');
+    // Shown before the frame gets its document, so that it lays the email out at its real width.
+    $('tpl-result').hidden = false;
     if (answer.type === 'html') {
       frame.srcdoc = answer.content;
       frame.hidden = false;
@@ -674,7 +693,6 @@ async function renderTemplate(): Promise<void> {
       frame.hidden = true;
       frame.srcdoc = '';
     }
-    $('tpl-result').hidden = false;
   } catch (err) {
     $('tpl-result').hidden = true;
     show($('tpl-error'), messageOf(err));
