@@ -47,14 +47,18 @@ export function drawChart(
       scales: { x: { time: true } },
       // Whole ticks without decimals; the axis as wide as its longest label.
       axes: [
-        {},
+        // Day and month as read in Romania (24.10), whatever the browser's locale.
+        {
+          values: (_u, vals) =>
+            vals.map((v) => new Date(v * 1000).toISOString().slice(5, 10).split('-').reverse().join('.')),
+        },
         {
           values: (_u, vals) => vals.map((v) => (Number.isInteger(v) ? formatInt(v) : fmt(v))),
           size: (_u, values) => 16 + 8 * Math.max(3, ...(values ?? []).map((v) => v.length)),
         },
       ],
       series: [
-        { value: (_u, v) => (v == null ? '' : new Date(v * 1000).toISOString().slice(0, 10)) },
+        { label: 'Date', value: (_u, v) => (v == null ? '' : new Date(v * 1000).toISOString().slice(0, 10)) },
         ...series.map((s) => ({
           label: s.label,
           stroke: s.color,
