@@ -384,6 +384,19 @@ describe('dashboard in Chromium (demo tenant)', () => {
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
+  it('keeps the key in this tab only: a reload stays signed in, Sign out forgets it', async () => {
+    await page.reload();
+    await loaded();
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(await context.cookies()).toEqual([]);
+    await page.click('#sign-out');
+    expect(await page.locator('#signin').isVisible()).toBe(true);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.reload();
+    expect(await page.locator('#signin').isVisible()).toBe(true);
+    expect(await page.locator('#app').isHidden()).toBe(true);
+  });
+
   it('made no request to another host, and threw no script error', () => {
     expect(external).toEqual([]);
     expect(pageErrors).toEqual([]);
