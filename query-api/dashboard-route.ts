@@ -28,7 +28,11 @@ const CSP = [
   "base-uri 'none'",
 ].join('; ');
 
-export function dashboardRouter(distDir = CANDIDATES.find((d) => existsSync(join(d, 'index.html')))) {
+/** The built page's folder, or null when `npm run build` has not made it. */
+export const findDist = (): string | null =>
+  CANDIDATES.find((d) => existsSync(join(d, 'index.html'))) ?? null;
+
+export function dashboardRouter(distDir: string | null = findDist()) {
   const router = express.Router();
   router.use((_req: Request, res: Response, next: NextFunction) => {
     res.set({
