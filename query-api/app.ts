@@ -6,6 +6,7 @@ import { bodyError, readBody } from './body.js';
 import { ingestRoute, requireIngestToken, type IngestSink } from './ingest-route.js';
 import { requestFields, requestLog } from './request-log.js';
 import { xmlrpcRoute } from './xmlrpc/route.js';
+import { dashboardRouter } from './dashboard-route.js';
 
 export interface AppDeps {
   log: Logger;
@@ -55,6 +56,7 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
   app.get('/health', (_req, res) => {
     res.json({ ok: true });
   });
+  app.use('/dashboard', dashboardRouter());
   if (ingest) {
     app.all(
       '/ingest',

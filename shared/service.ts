@@ -17,6 +17,7 @@ import { automationStats } from '../query-api/stats/handler.js';
 import { TemplateRenderer } from '../query-api/render/engine.js';
 import { transactionalTemplateRender } from '../query-api/render/handler.js';
 import { listAll } from '../query-api/lists/handler.js';
+import { catalogOperations } from '../query-api/catalog-ops.js';
 import { Catalog } from './catalog/catalog.js';
 import { openDb, type Db } from './clickhouse/client.js';
 import { EventStore } from './clickhouse/event-store.js';
@@ -118,6 +119,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
     'transactional.templateRender': (caller, params) =>
       transactionalTemplateRender(renderDeps, caller, params),
     'list.all': (caller, params) => listAll({ catalog }, caller, params),
+    ...catalogOperations({ db, catalog }),
   };
 
   // Every role listens on PORT: the ingest role for /healthz, /readyz and /metrics only (contract §6).

@@ -27,6 +27,9 @@ export const SIGNATURES: Readonly<Record<string, readonly ParamSpec[]>> = {
     { name: 'params' },
   ],
   'list.all': [],
+  // Our own read-only catalog operations (query-api/catalog-ops.ts), for the dashboard.
+  'automation.workflows': [{ name: 'list_id', required: true }],
+  'transactional.templates': [{ name: 'list_id', required: true }],
 };
 
 /** An operation without a table takes no positional params. */

@@ -1,0 +1,73 @@
+/**
+ * The API 1.2 as any client calls it: POST with a JSON body. The api key travels only where the API
+ * takes it, in the path (the service never logs paths with keys); it is never put in the page's URL.
+ */
+export interface Session {
+  userId: string;
+  apiKey: string;
+}
+
+/** The contract's error object as it came, or a network failure (code 0). */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly code: number,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface ListEntry {
+  list_id: string;
+  list_name: string;
+  timezone: string;
+  currency: string;
+}
+export interface WorkflowEntry {
+  workflow_id: number;
+  name: string;
+}
+export interface AccountEntry {
+  account_id: string;
+  active: boolean;
+  is_default: boolean;
+  templates: { template_id: string; content_type: 'html' | 'text' }[];
+}
+export interface RenderAnswer {
+  content: string;
+  engine: string;
+  type: 'html' | 'text';
+  props: Record<string, unknown> | null;
+}
+
+const base = '/api/1.2/rest';
+
+export async function callApi<T>(session: Session, operation: string, params: object = {}): Promise<T> {
+  const url = `${base}/${encodeURIComponent(session.userId)}/${encodeURIComponent(session.apiKey)}/${operation}.json`;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(params),
+      cache: 'no-store',
+      credentials: 'omit',
+      referrerPolicy: 'no-referrer',
+    });
+  } catch (err) {
+    throw new ApiError(`The service did not answer: ${(err as Error).message}`, 0, 0);
+  }
+  let body: unknown;
+  try {
+    body = await res.json();
+  } catch {
+    throw new ApiError(`The service answered HTTP ${res.status} without JSON`, 0, res.status);
+  }
+  if (body && typeof body === 'object' && (body as { err?: unknown }).err === true) {
+    const e = body as { message: string; code: number };
+    throw new ApiError(String(e.message), Number(e.code), res.status);
+  }
+  if (!res.ok) throw new ApiError(`The service answered HTTP ${res.status}`, 0, res.status);
+  return body as T;
+}

@@ -1,0 +1,92 @@
+import type { Catalog } from '../shared/catalog/catalog.js';
+import type { Db } from '../shared/clickhouse/client.js';
+import type { TemplateRecord, WorkflowRecord } from '../shared/records/index.js';
+import { authorize } from './api12/auth.js';
+import { requiredId, type RawParams } from './api12/params.js';
+import type { Operation } from './api12/router.js';
+
+/**
+ * Two read-only operations of our own, for the dashboard (and any client) to name what it shows:
+ * - `automation.workflows` (list_id) → `[{"workflow_id": 1, "name": "…"}]`: the list's workflows from
+ *   the catalog's `workflow` records, ascending by id;
+ * - `transactional.templates` (list_id) → `[{"account_id", "active", "is_default", "templates":
+ *   [{"template_id", "content_type"}]}]`: the list's SMTP accounts and their templates (deleted ones left
+ *   out), ascending by id.
+ * Same checks and errors as the API's own operations: 407 → 406 → 101 (contract §2.2).
+ */
+export interface CatalogOpsDeps {
+  db: Db;
+  catalog: Catalog;
+}
+
+export interface WorkflowEntry {
+  workflow_id: number;
+  name: string;
+}
+
+export interface AccountEntry {
+  account_id: string;
+  active: boolean;
+  is_default: boolean;
+  templates: { template_id: string; content_type: 'html' | 'text' }[];
+}
+
+export async function automationWorkflows(
+  deps: CatalogOpsDeps,
+  caller: { userId: string; apiKey: string },
+  params: RawParams,
+): Promise<WorkflowEntry[]> {
+  const listId = requiredId(params, 'list_id');
+  await authorize(deps.catalog, caller.userId, caller.apiKey, listId);
+  // Latest version of every workflow that was ever of this list; one moved to another list is dropped.
+  const rows = await deps.db.query<{ payload: string }>(
+    `SELECT payload FROM catalog
+     WHERE kind = 'workflow'
+       AND key IN (SELECT key FROM catalog WHERE kind = 'workflow' AND list_id = {list:UInt64})
+     ORDER BY key, version DESC, arrival DESC
+     LIMIT 1 BY key`,
+    { list: listId },
+  );
+  return rows
+    .map((r) => JSON.parse(r.payload) as WorkflowRecord)
+    .filter((w) => w.list_id === listId)
+    .map((w) => ({ workflow_id: w.workflow_id, name: w.name }))
+    .sort((a, b) => a.workflow_id - b.workflow_id);
+}
+
+export async function transactionalTemplates(
+  deps: CatalogOpsDeps,
+  caller: { userId: string; apiKey: string },
+  params: RawParams,
+): Promise<AccountEntry[]> {
+  const listId = requiredId(params, 'list_id');
+  await authorize(deps.catalog, caller.userId, caller.apiKey, listId);
+  const accounts = [...(await deps.catalog.accounts(listId))].sort((a, b) =>
+    a.account_id.localeCompare(b.account_id),
+  );
+  if (accounts.length === 0) return [];
+  // Template keys are `account_id/template_id`; the latest version of each decides whether it is deleted.
+  const rows = await deps.db.query<{ payload: string }>(
+    `SELECT payload FROM catalog
+     WHERE kind = 'template' AND splitByChar('/', key)[1] IN {accounts:Array(String)}
+     ORDER BY key, version DESC, arrival DESC
+     LIMIT 1 BY key`,
+    { accounts: accounts.map((a) => a.account_id) },
+  );
+  const templates = rows.map((r) => JSON.parse(r.payload) as TemplateRecord).filter((t) => !t.deleted);
+  return accounts.map((a) => ({
+    account_id: a.account_id,
+    active: a.active,
+    is_default: a.is_default,
+    templates: templates
+      .filter((t) => t.account_id === a.account_id)
+      .map((t) => ({ template_id: t.template_id, content_type: t.content_type }))
+      .sort((x, y) => x.template_id.localeCompare(y.template_id)),
+  }));
+}
+
+/** Registered beside the API's operations in shared/service.ts. */
+export const catalogOperations = (deps: CatalogOpsDeps): Record<string, Operation> => ({
+  'automation.workflows': (caller, params) => automationWorkflows(deps, caller, params),
+  'transactional.templates': (caller, params) => transactionalTemplates(deps, caller, params),
+});

@@ -1,0 +1,404 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO, DEMO_ORDER_PARAMS } from '../../ingest/demo-seed.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+/**
+ * The dashboard in a real browser (Debian's Chromium driven by playwright-core) against the real
+ * service with the demo tenant: every figure shown is compared with the API's own answer for the same
+ * query, fetched here.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const SHOTS = join(process.cwd(), '.cache', 'screenshots');
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+/** Chromium is a test requirement: installed when we are root, else a loud failure naming the command. */
+function ensureChromium(): void {
+  if (existsSync(CHROMIUM)) return;
+  if (process.getuid?.() === 0) {
+    execFileSync('sh', ['-c', 'apt-get update && apt-get install -y chromium'], { stdio: 'inherit' });
+    if (existsSync(CHROMIUM)) return;
+  }
+  throw new Error(
+    `The dashboard's browser tests need Chromium at ${CHROMIUM}: install it with \`apt-get install -y chromium\``,
+  );
+}
+
+let service: TestService;
+let context: BrowserContext;
+let page: Page;
+let profile: string;
+const external: string[] = [];
+const pageErrors: string[] = [];
+
+/** POST an operation as the dashboard does, straight to the API. */
+async function api(operation: string, params: object, key: string = DEMO.apiKey): Promise<any> {
+  const res = await fetch(`${service.url}/api/1.2/rest/${DEMO.userId}/${key}/${operation}.json`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(params),
+  });
+  return res.json();
+}
+
+const DAY = 86_400_000;
+const todayIn = (tz: string) =>
+  new Intl.DateTimeFormat('en-CA', {
+    timeZone: tz,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).format(new Date());
+const shift = (date: string, days: number) =>
+  new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY).toISOString().slice(0, 10);
+const int = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, '.');
+const cents = (c: number) => `${int(Math.trunc(c / 100))},${String(c % 100).padStart(2, '0')}`;
+const sum = (rows: any[], f: string) => rows.reduce((a, r) => a + r[f], 0);
+const sumCents = (rows: any[], f: string) => rows.reduce((a, r) => a + Math.round(r[f] * 100), 0);
+
+/** Waits until the dashboard shows a finished load (per-workflow table included). */
+async function loaded(): Promise<void> {
+  await page.waitForFunction(() => document.getElementById('app')?.dataset.state === 'loaded', null, {
+    timeout: 60_000,
+  });
+}
+
+const kpi = (key: string) => page.locator(`[data-kpi="${key}"] .kpi-value`).innerText();
+const kpiChange = (key: string) => page.locator(`[data-kpi="${key}"] .kpi-change`).innerText();
+
+/** The KPI cards and the table of days equal the API's answer for the same query. */
+async function expectShownEqualsApi(params: object, previous: object | undefined): Promise<any[]> {
+  const rows: any[] = await api('automation.stats', params);
+  expect(Array.isArray(rows), JSON.stringify(rows)).toBe(true);
+  expect(await kpi('sends')).toBe(int(sum(rows, 'sends_total')));
+  expect(await kpi('purchases')).toBe(int(sum(rows, 'purchase_count')));
+  expect(await kpi('bounces')).toBe(int(sum(rows, 'bounce_total')));
+  expect(await kpi('unsubscribes')).toBe(int(sum(rows, 'unsub_total')));
+  const ron = sumCents(rows, 'purchases_value_ron');
+  expect(await kpi('revenue-ron')).toBe(cents(ron));
+  expect(await kpi('revenue-eur')).toBe(cents(sumCents(rows, 'purchases_value_eur')));
+  const purchases = sum(rows, 'purchase_count');
+  expect(await kpi('aov-ron')).toBe(cents(purchases ? Math.round(ron / purchases) : 0));
+  const sends = sum(rows, 'sends_unique');
+  const rate = sends ? Math.round((sum(rows, 'opens_unique') * 10_000) / sends) : 0;
+  expect(await kpi('open-rate')).toBe(`${cents(rate)} %`);
+  if (previous) {
+    const prev: any[] = await api('automation.stats', previous);
+    const [c, p] = [sum(rows, 'sends_total'), sum(prev, 'sends_total')];
+    const tenths = Math.round((Math.abs(c - p) * 1000) / p);
+    const text =
+      c === p ? 'no change' : `${c > p ? '▲ +' : '▼ −'}${Math.trunc(tenths / 10)},${tenths % 10} %`;
+    expect(await kpiChange('sends')).toBe(text);
+  }
+  // The table of days: one row per day the API answered, its values as the API gave them.
+  const dates = await page.locator('#days tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.key));
+  expect(dates).toEqual(rows.map((r) => r.date));
+  if (rows.length > 0) {
+    const last = rows.at(-1);
+    const cells = await page.locator(`#days tbody tr[data-key="${last.date}"] > *`).allInnerTexts();
+    expect(cells[0]).toBe(last.date);
+    expect(cells[1]).toBe(int(last.sends_unique));
+    expect(cells).toContain(last.formatted_revenue_ron);
+  }
+  return rows;
+}
+
+beforeAll(async () => {
+  ensureChromium();
+  // The page under test is built from the current sources (the same build `npm install` runs).
+  execFileSync(process.execPath, ['dashboard/build.mjs'], { stdio: 'inherit' });
+  service = await startTestService({ SEED_DEMO: 'true' });
+  expect(service.seeded).toBe(true);
+  mkdirSync(SHOTS, { recursive: true });
+  profile = mkdtempSync(join(tmpdir(), 'mailstats-chromium-'));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    acceptDownloads: true,
+    viewport: { width: 1280, height: 900 },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(60_000);
+  context.on('request', (r) => {
+    const url = new URL(r.url());
+    if (['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol) && !LOOPBACK.has(url.hostname))
+      external.push(r.url());
+  });
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  await page.goto(`${service.url}/dashboard/`);
+}, 300_000);
+
+afterAll(async () => {
+  await context?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+  await service?.stop();
+});
+
+describe('dashboard in Chromium (demo tenant)', () => {
+  it('a wrong key shows the API’s 101 message and nothing else', async () => {
+    const answer = await api('list.all', {}, 'not-the-key');
+    expect(answer).toMatchObject({ err: true, code: 101 });
+    await page.fill('#user-id', String(DEMO.userId));
+    await page.fill('#api-key', 'not-the-key');
+    await page.click('#signin-form button[type=submit]');
+    await expect
+      .poll(() => page.locator('#signin-error').textContent())
+      .toBe(`${answer.message} (code ${answer.code})`);
+    expect(await page.locator('#app').isHidden()).toBe(true);
+  });
+
+  it('signs in with the keyboard alone; the key never appears in the URL', async () => {
+    await page.fill('#user-id', '');
+    await page.fill('#api-key', '');
+    await page.focus('#user-id');
+    await page.keyboard.type(String(DEMO.userId));
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(DEMO.apiKey);
+    await page.keyboard.press('Enter');
+    await loaded();
+    expect(page.url()).not.toContain(DEMO.apiKey);
+    expect(await page.locator('#api-key').inputValue()).toBe('');
+    const lists: any[] = await api('list.all', {});
+    const options = await page
+      .locator('#list option')
+      .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(options).toEqual(lists.map((l) => l.list_id));
+    const meta = await page.locator('#list-meta').innerText();
+    expect(meta).toContain(lists[0].timezone);
+    expect(meta).toContain(lists[0].currency);
+  });
+
+  it('shows the last 30 days of list 1 exactly as the API answers, compared with the 30 days before', async () => {
+    const today = todayIn('Europe/Bucharest');
+    const rows = await expectShownEqualsApi(
+      { list_id: 1, days: 30 },
+      { list_id: 1, start_date: shift(today, -59), stop_date: shift(today, -30) },
+    );
+    expect(rows.length).toBeGreaterThan(20);
+    expect(await page.locator('#period-text').innerText()).toContain(`${shift(today, -29)} – ${today}`);
+    await page.screenshot({ path: join(SHOTS, 'dashboard-1280.png'), fullPage: true });
+    // The README's picture (docs/dashboard.png is a copy of this one): the first screen at 1280 px.
+    await page.screenshot({ path: join(SHOTS, 'dashboard-first-screen-1280.png') });
+  });
+
+  it('per-workflow rows equal one stats call per workflow', async () => {
+    const workflows: any[] = await api('automation.workflows', { list_id: 1 });
+    expect(workflows.map((w) => w.workflow_id)).toEqual([1, 2, 3, 4, 5]);
+    const keys = await page.locator('#wf tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.key));
+    expect(keys).toEqual(workflows.map((w) => String(w.workflow_id)));
+    for (const w of workflows) {
+      const rows: any[] = await api('automation.stats', {
+        list_id: 1,
+        days: 30,
+        workflow_ids: [w.workflow_id],
+      });
+      const cells = await page.locator(`#wf tbody tr[data-key="${w.workflow_id}"] > *`).allInnerTexts();
+      expect(cells[0]).toBe(`${w.name} (#${w.workflow_id})`);
+      expect(cells[1]).toBe(int(sum(rows, 'sends_total')));
+      expect(cells[8]).toBe(cents(sumCents(rows, 'purchases_value_ron')));
+    }
+  });
+
+  it('exports the table of days as CSV with the API’s values', async () => {
+    const rows: any[] = await api('automation.stats', { list_id: 1, days: 30 });
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-days')]);
+    const file = await download.path();
+    const lines = readFileSync(file!, 'utf8').trimEnd().split('\r\n');
+    const header = lines[0]!.split(',');
+    expect(header[0]).toBe('date');
+    expect(lines.length - 1).toBe(rows.length);
+    for (const [i, r] of rows.entries()) {
+      const cellsOf = lines[i + 1]!.split(',');
+      header.forEach((h, j) => expect(cellsOf[j], `${r.date} ${h}`).toBe(String(r[h])));
+    }
+    expect(header).toEqual(
+      expect.arrayContaining(['sends_unique', 'purchases_value_ron', 'opens_unique_percent']),
+    );
+  });
+
+  it('switches period: last 7 days, last month, custom range', async () => {
+    await page.selectOption('#period', 'days:7');
+    await loaded();
+    const today = todayIn('Europe/Bucharest');
+    await expectShownEqualsApi(
+      { list_id: 1, days: 7 },
+      { list_id: 1, start_date: shift(today, -13), stop_date: shift(today, -7) },
+    );
+
+    await page.selectOption('#period', 'last-month');
+    await loaded();
+    const lastDay = shift(`${today.slice(0, 8)}01`, -1);
+    const len = Number(lastDay.slice(8));
+    await expectShownEqualsApi(
+      { list_id: 1, month: lastDay.slice(0, 7) },
+      { list_id: 1, start_date: shift(lastDay, -(2 * len) + 1), stop_date: shift(lastDay, -len) },
+    );
+
+    await page.selectOption('#period', 'custom');
+    await loaded();
+    const [start, stop] = [shift(today, -20), shift(today, -10)];
+    await page.fill('#start', start);
+    await page.fill('#stop', stop);
+    await page.locator('#stop').dispatchEvent('change');
+    await loaded();
+    await expectShownEqualsApi(
+      { list_id: 1, start_date: start, stop_date: stop },
+      { list_id: 1, start_date: shift(start, -11), stop_date: shift(start, -1) },
+    );
+  });
+
+  it('a custom range the API refuses shows the API’s 406 message', async () => {
+    const today = todayIn('Europe/Bucharest');
+    const answer = await api('automation.stats', {
+      list_id: 1,
+      start_date: today,
+      stop_date: shift(today, -3),
+    });
+    expect(answer.code).toBe(406);
+    await page.fill('#start', today);
+    await page.fill('#stop', shift(today, -3));
+    await page.locator('#stop').dispatchEvent('change');
+    await expect.poll(() => page.locator('#error').textContent()).toBe(`${answer.message} (code 406)`);
+    await page.selectOption('#period', 'days:30');
+    await loaded();
+  });
+
+  it('filters by workflows and trigger', async () => {
+    await page.check('#workflow-list input[value="1"]');
+    await loaded();
+    await page.check('#workflow-list input[value="3"]');
+    await loaded();
+    await expectShownEqualsApi({ list_id: 1, days: 30, workflow_ids: [1, 3] }, undefined);
+    const keys = await page.locator('#wf tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.key));
+    expect(keys).toEqual(['1', '3']);
+
+    await page.fill('#trigger', '10');
+    await page.locator('#trigger').dispatchEvent('change');
+    await loaded();
+    const rows = await expectShownEqualsApi(
+      { list_id: 1, days: 30, workflow_ids: [1, 3], trigger_id: 10 },
+      undefined,
+    );
+    // Trigger 10 starts workflow 1 only: fewer sends than both workflows together.
+    const both: any[] = await api('automation.stats', { list_id: 1, days: 30, workflow_ids: [1, 3] });
+    expect(sum(rows, 'sends_total')).toBeLessThan(sum(both, 'sends_total'));
+    expect(sum(rows, 'sends_total')).toBeGreaterThan(0);
+
+    await page.fill('#trigger', '');
+    await page.locator('#trigger').dispatchEvent('change');
+    await loaded();
+    await page.uncheck('#workflow-list input[value="1"]');
+    await loaded();
+    await page.uncheck('#workflow-list input[value="3"]');
+    await loaded();
+  });
+
+  it('switches list: list 2 in its own time zone and currency', async () => {
+    await page.selectOption('#list', '2');
+    await loaded();
+    const meta = await page.locator('#list-meta').innerText();
+    expect(meta).toContain('Europe/London');
+    expect(meta).toContain('EUR');
+    const today = todayIn('Europe/London');
+    await expectShownEqualsApi(
+      { list_id: 2, days: 30 },
+      { list_id: 2, start_date: shift(today, -59), stop_date: shift(today, -30) },
+    );
+    const keys = await page.locator('#wf tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.key));
+    expect(keys).toEqual(['6', '7']);
+    await page.selectOption('#list', '1');
+    await loaded();
+  });
+
+  it('renders a template as the API does, in a sandboxed frame, and shows its errors as they come', async () => {
+    const answer = await api('transactional.templateRender', {
+      list_id: 1,
+      account_id: 'acc-shop',
+      template_id: 'order-confirmation',
+      params: DEMO_ORDER_PARAMS,
+    });
+    expect(answer.type).toBe('html');
+    await page.selectOption('#tpl-account', 'acc-shop');
+    await page.selectOption('#tpl-template', 'order-confirmation');
+    await page.fill('#tpl-params', JSON.stringify(DEMO_ORDER_PARAMS, null, 2));
+    await page.click('#tpl-render');
+    await page.locator('#tpl-result').waitFor({ state: 'visible' });
+    const frame = page.locator('#tpl-frame');
+    expect(await frame.getAttribute('sandbox')).toBe('');
+    expect(await frame.evaluate((f) => (f as HTMLIFrameElement).srcdoc)).toBe(answer.content);
+    expect(await page.locator('#tpl-props').textContent()).toBe(JSON.stringify(answer.props, null, 2));
+    await expect
+      .poll(() => page.frameLocator('#tpl-frame').locator('h1').innerText())
+      .toContain('Thank you for your order, Ana!');
+    await page.frameLocator('#tpl-frame').locator('h1').waitFor({ state: 'visible' });
+    await page.locator('#tpl-h').scrollIntoViewIfNeeded();
+    await page
+      .locator('#tpl-h')
+      .locator('xpath=..')
+      .screenshot({ path: join(SHOTS, 'dashboard-template-1280.png') });
+
+    const bad = await api('transactional.templateRender', {
+      list_id: 1,
+      account_id: 'acc-shop',
+      template_id: 'order-confirmation',
+      params: '{"customer": ',
+    });
+    expect(bad.code).toBe(406);
+    await page.fill('#tpl-params', '{"customer": ');
+    await page.click('#tpl-render');
+    await expect.poll(() => page.locator('#tpl-error').textContent()).toBe(`${bad.message} (code 406)`);
+    expect(await page.locator('#tpl-result').isHidden()).toBe(true);
+  });
+
+  it('is served with a policy that lets nothing load from another host', async () => {
+    const res = await fetch(`${service.url}/dashboard`, { redirect: 'manual' });
+    expect(res.status).toBe(301);
+    expect(res.headers.get('location')).toBe('/dashboard/');
+    const page = await fetch(`${service.url}/dashboard/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(await page.text()).toContain('<script type="module" crossorigin src="/dashboard/assets/');
+  });
+
+  it('fits a phone screen', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    // Nothing wider than the screen but the scrollable tables.
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(SHOTS, 'dashboard-phone.png'), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('keeps the key in this tab only: a reload stays signed in, Sign out forgets it', async () => {
+    await page.reload();
+    await loaded();
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(await context.cookies()).toEqual([]);
+    await page.click('#sign-out');
+    expect(await page.locator('#signin').isVisible()).toBe(true);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.reload();
+    expect(await page.locator('#signin').isVisible()).toBe(true);
+    expect(await page.locator('#app').isHidden()).toBe(true);
+  });
+
+  it('made no request to another host, and threw no script error', () => {
+    expect(external).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});
