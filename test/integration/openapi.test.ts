@@ -207,6 +207,12 @@ describe('OpenAPI document', () => {
       expect((await expectDocumented('transactional.templateRender', params, status)).code).toBe(code);
   });
 
+  it('list.all answers match the documented schemas (200, 403/101)', async () => {
+    const lists = await expectDocumented('list.all', {}, 200);
+    expect(lists.map((l: { list_id: string }) => l.list_id)).toContain(String(LIST));
+    expect((await expectDocumented('list.all', {}, 403, 'wrong')).code).toBe(101);
+  });
+
   it('POST /ingest answers match the documented schemas', async () => {
     const answer = await svc.ingest([{ type: 'send' }, '[]' as never]);
     const ok = responseSchema('/ingest', 'post', 200);
