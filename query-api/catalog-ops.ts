@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Catalog } from '../shared/catalog/catalog.js';
 import type { Db } from '../shared/clickhouse/client.js';
 import type { TemplateRecord, WorkflowRecord } from '../shared/records/index.js';
@@ -19,17 +20,20 @@ export interface CatalogOpsDeps {
   catalog: Catalog;
 }
 
-export interface WorkflowEntry {
-  workflow_id: number;
-  name: string;
-}
+export const WorkflowEntry = z.object({ workflow_id: z.number().int(), name: z.string() }).strict();
+export type WorkflowEntry = z.infer<typeof WorkflowEntry>;
 
-export interface AccountEntry {
-  account_id: string;
-  active: boolean;
-  is_default: boolean;
-  templates: { template_id: string; content_type: 'html' | 'text' }[];
-}
+export const AccountEntry = z
+  .object({
+    account_id: z.string(),
+    active: z.boolean(),
+    is_default: z.boolean(),
+    templates: z.array(
+      z.object({ template_id: z.string(), content_type: z.enum(['html', 'text']) }).strict(),
+    ),
+  })
+  .strict();
+export type AccountEntry = z.infer<typeof AccountEntry>;
 
 export async function automationWorkflows(
   deps: CatalogOpsDeps,

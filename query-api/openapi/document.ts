@@ -6,6 +6,9 @@ import {
   ingestAnswer,
   listAllAnswer,
   listAllParams,
+  listIdParams,
+  templatesAnswer,
+  workflowsAnswer,
   renderParams,
   renderResult,
   statsAnswer,
@@ -138,6 +141,30 @@ const OPERATIONS: OperationDoc[] = [
       [400, '406 (unreadable body)'],
       [403, '101 (unknown user or wrong key)'],
       ...COMMON_ERRORS.slice(2),
+    ],
+  },
+  {
+    name: 'automation.workflows',
+    summary: "The list's workflows, with their names (for dashboards)",
+    description:
+      'An operation of this service (not of the platform): the catalog `workflow` records of the list.',
+    params: listIdParams,
+    answer: 'WorkflowsAnswer',
+    errors: [
+      [400, '407 (missing list_id) or 406 (invalid param, unreadable body)'],
+      ...COMMON_ERRORS.slice(1),
+    ],
+  },
+  {
+    name: 'transactional.templates',
+    summary: "The list's SMTP accounts and templates (for the template preview)",
+    description:
+      'An operation of this service (not of the platform): accounts of the list and their templates.',
+    params: listIdParams,
+    answer: 'TemplatesAnswer',
+    errors: [
+      [400, '407 (missing list_id) or 406 (invalid param, unreadable body)'],
+      ...COMMON_ERRORS.slice(1),
     ],
   },
 ];
@@ -286,6 +313,8 @@ export function openApiDocument(version: string): Record<string, unknown> {
         StatsAnswer: jsonSchema(statsAnswer, 'output'),
         RenderResult: jsonSchema(renderResult, 'output'),
         ListAllAnswer: jsonSchema(listAllAnswer, 'output'),
+        WorkflowsAnswer: jsonSchema(workflowsAnswer, 'output'),
+        TemplatesAnswer: jsonSchema(templatesAnswer, 'output'),
         IngestAnswer: jsonSchema(ingestAnswer, 'output'),
         Record: jsonSchema(recordSchema, 'input'),
       },

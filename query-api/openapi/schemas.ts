@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { RenderResult } from '../render/engine.js';
 import type { StatsRecord } from '../stats/answer.js';
+import { AccountEntry, WorkflowEntry } from '../catalog-ops.js';
+import { ListEntry } from '../lists/handler.js';
 
 /**
  * zod schemas of what the API 1.2 operations take and answer, for the OpenAPI document (contract §2).
@@ -144,15 +146,16 @@ export const renderResult = z
   })
   .strict();
 
-export const listAllItem = z
-  .object({
-    list_id: z.string().regex(/^\d+$/),
-    list_name: z.string(),
-    timezone: z.string(),
-    currency: z.string(),
-  })
-  .strict();
+export const listAllItem = ListEntry.strict();
 export const listAllAnswer = z.array(listAllItem).describe('The lists the caller may read');
+
+export const listIdParams = z.object({ list_id: id }).describe('list_id (or __0__)');
+export const workflowsAnswer = z
+  .array(WorkflowEntry)
+  .describe("The list's workflows (catalog `workflow` records), ascending by id");
+export const templatesAnswer = z
+  .array(AccountEntry)
+  .describe("The list's SMTP accounts and their templates (deleted ones left out)");
 
 export const errorObject = z
   .object({ err: z.literal(true), message: z.string(), code: z.number().int() })

@@ -213,6 +213,20 @@ describe('OpenAPI document', () => {
     expect((await expectDocumented('list.all', {}, 403, 'wrong')).code).toBe(101);
   });
 
+  it('automation.workflows and transactional.templates answers match the documented schemas', async () => {
+    expect(Array.isArray(await expectDocumented('automation.workflows', { list_id: LIST }, 200))).toBe(true);
+    const accounts = await expectDocumented('transactional.templates', { list_id: LIST }, 200);
+    expect(
+      accounts.flatMap((a: { templates: { template_id: string }[] }) =>
+        a.templates.map((t) => t.template_id),
+      ),
+    ).toContain('oa-html');
+    for (const op of ['automation.workflows', 'transactional.templates']) {
+      expect((await expectDocumented(op, {}, 400)).code).toBe(407);
+      expect((await expectDocumented(op, { list_id: LIST }, 403, 'wrong')).code).toBe(101);
+    }
+  });
+
   it('POST /ingest answers match the documented schemas', async () => {
     const answer = await svc.ingest([{ type: 'send' }, '[]' as never]);
     const ok = responseSchema('/ingest', 'post', 200);
