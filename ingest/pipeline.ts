@@ -47,9 +47,10 @@ export class Pipeline {
   }
 
   /**
-   * At start: bound the dedup ledger to the window in force, and finish any re-dating left over by a crash or an error (a list whose catalog time zone differs
-   * from the zone its rows are dated in, or whose newest dating generation was claimed but never
-   * completed). Queued like a write, so writes wait for it. Run once at start.
+   * At start: bound the dedup ledger to the window in force, and finish any re-dating a crash or an
+   * error left over (a list whose catalog time zone differs from the zone its rows are dated in, or
+   * whose newest dating generation was claimed but never completed). Queued like a write, so writes
+   * wait for it. Run once at start.
    */
   recover(): Promise<void> {
     const run = this.queue.then(async () => {
