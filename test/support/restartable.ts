@@ -61,8 +61,8 @@ export class Restartable {
 
   /**
    * From the `k`-th ClickHouse operation (1 = the first) after the next insert into `table`: fail it
-   * (`mode: 'error'`, that one only) or fail it and every later one (`mode: 'kill'`). Resolves the
-   * returned promise once the fault has fired.
+   * (`mode: 'error'`, that one only) or fail it and every later one (`mode: 'kill'`). `fired()` says
+   * whether the fault has happened.
    */
   armAfterInsert(table: string, k: number, mode: 'kill' | 'error'): { fired: () => boolean } {
     const db = this.svc!.db;
