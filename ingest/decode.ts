@@ -6,36 +6,43 @@ export type DecodedItem = { line: number; value: unknown } | { line: number; err
 export class UnreadableBody extends Error {}
 
 /**
- * A body is a JSON array of records, or NDJSON (one record per line, blank lines ignored). In an array
- * the "line" is the element's position; in NDJSON it is the physical line.
+ * A body is a JSON array of records when it parses as one as a whole; otherwise it is NDJSON, one
+ * record per line (blank lines ignored), and a line that is not valid JSON is that line's rejection
+ * (contract §3.3). A line that is valid JSON but not a record object (`[]`, `5`) is rejected by
+ * validation, also only for its line. In an array the "line" is the element's position; in NDJSON it
+ * is the physical line. Only a body of which no line is JSON at all cannot be read.
  */
 export function decodeBody(text: string): DecodedItem[] {
-  const trimmed = text.trimStart();
+  const trimmed = text.trim();
   if (trimmed.startsWith('[')) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(trimmed);
-    } catch (err) {
-      throw new UnreadableBody(`body is not valid JSON: ${(err as Error).message}`);
-    }
-    if (!Array.isArray(parsed)) throw new UnreadableBody('body must be a JSON array or NDJSON');
-    return parsed.map((value, i) => ({ line: i + 1, value }));
+    const whole = parseJson(trimmed);
+    if (whole.ok && Array.isArray(whole.value))
+      return whole.value.map((value, i) => ({ line: i + 1, value }));
   }
   const items: DecodedItem[] = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim();
     if (line === '') continue;
-    try {
-      items.push({ line: i + 1, value: JSON.parse(line) });
-    } catch (err) {
-      items.push({ line: i + 1, error: `not valid JSON: ${(err as Error).message}` });
-    }
+    const parsed = parseJson(line);
+    items.push(
+      parsed.ok
+        ? { line: i + 1, value: parsed.value }
+        : { line: i + 1, error: `not valid JSON: ${parsed.error}` },
+    );
   }
   if (items.length > 0 && items.every((it) => 'error' in it)) {
     throw new UnreadableBody('body is neither a JSON array nor NDJSON');
   }
   return items;
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
 }
 
 export interface Rejection {

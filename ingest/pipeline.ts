@@ -47,43 +47,99 @@ export class Pipeline {
     return run;
   }
 
+  /**
+   * At start: bound the dedup ledger to the window in force, and finish any re-dating a crash or an
+   * error left over (a list whose catalog time zone differs from the zone its rows are dated in, or
+   * whose newest dating generation was claimed but never completed). Queued like a write, so writes
+   * wait for it. Run once at start.
+   */
+  recover(): Promise<void> {
+    const run = this.queue.then(async () => {
+      await this.events.applyLedgerRetention();
+      const [zones, dating] = await Promise.all([this.catalog.storedTimezones(), this.events.dating()]);
+      const lists = new Set<number>();
+      for (const [id, tz] of zones) if (dating.get(id)?.timezone !== tz) lists.add(id);
+      for (const [id, d] of dating) if (!d.done) lists.add(id);
+      for (const id of lists) await this.ensureDated(id, { takeOver: true });
+      if (lists.size > 0) this.log.info({ lists: lists.size }, 'unfinished list re-dating completed');
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
   private async writeNow(records: MailstatsRecord[], token: string | undefined): Promise<void> {
     const activity: ActivityRecord[] = [];
     const catalog: CatalogRecord[] = [];
     for (const r of records) (isActivity(r) ? activity : catalog).push(r as never);
     if (catalog.length > 0) await this.writeCatalog(catalog);
+    const onStale = async (lists: number[]) => {
+      for (const id of lists) await this.ensureDated(id, { force: true });
+    };
     for (let i = 0; i < activity.length; i += this.batchSize) {
       const dated = await this.date(activity.slice(i, i + this.batchSize));
-      const { written, duplicates } = await this.events.write(dated, token && `${token}#${i}`);
+      const { written, duplicates } = await this.events.write(dated, token && `${token}#${i}`, onStale);
       this.log.debug({ written, duplicates }, 'activity batch stored');
       countDeduplicated(duplicates);
     }
   }
 
+  /**
+   * The catalog write is the re-dating's durable intent: from then on the list's catalog zone differs
+   * from the zone of its newest dating generation until a re-dating completes, here right after, or
+   * (after a crash or error) at the next start or before the list's next write.
+   */
   private async writeCatalog(records: CatalogRecord[]): Promise<void> {
-    const lists = [...new Set(records.flatMap((r) => (r.type === 'list' ? [r.list_id] : [])))];
-    const before = await Promise.all(lists.map((id) => this.catalog.timezoneOf(id)));
     await this.catalog.write(records);
-    for (const [i, id] of lists.entries()) {
-      const tz = await this.catalog.timezoneOf(id);
-      if (tz !== before[i]) {
-        this.log.info(
-          { list_id: id, from: before[i], to: tz },
-          'list time zone changed: rebuilding its aggregates',
-        );
-        await this.events.rebuildList(id, tz);
+    const lists = [...new Set(records.flatMap((r) => (r.type === 'list' ? [r.list_id] : [])))];
+    for (const id of lists) await this.ensureDated(id);
+  }
+
+  /**
+   * Make sure the list's rows are dated in its catalog time zone and return the generation (and zone)
+   * new rows are written in. Re-dates when the zones differ, when the newest generation was claimed
+   * but abandoned (by this process after an error, by any process when `takeOver`, or by another
+   * process for longer than TAKE_OVER_S), or when `force`d (rows written concurrently may have been
+   * missed). Loops until the zone it dated in is still the catalog's after the fact, so a catalog
+   * change racing a re-dating is never left behind.
+   */
+  private async ensureDated(
+    listId: number,
+    opts: { force?: boolean; takeOver?: boolean } = {},
+  ): Promise<{ gen: number; timeZone: string }> {
+    let force = opts.force === true;
+    for (;;) {
+      const [zones, dating] = await Promise.all([
+        this.catalog.storedTimezones([listId]),
+        this.events.dating([listId]),
+      ]);
+      const timeZone = zones.get(listId)!;
+      const d = dating.get(listId);
+      if (d && d.timezone === timeZone && !force) {
+        if (d.done) return { gen: d.gen, timeZone };
+        const abandoned = opts.takeOver || d.owner === this.events.instance || d.age > TAKE_OVER_S;
+        // Another process is completing it: write into that generation; it becomes visible with it.
+        if (!abandoned) return { gen: d.gen, timeZone };
       }
+      force = false;
+      const gen = (d?.gen ?? 0) + 1;
+      if (!(await this.events.claim(listId, gen, timeZone))) continue;
+      if (d) this.log.info({ list_id: listId, gen, from: d.timezone, to: timeZone }, 're-dating a list');
+      await this.events.redate(listId, gen, timeZone);
     }
   }
 
   /** Grouping date: the day the message was sent when the record says so, else its own timestamp. */
   private async date(records: ActivityRecord[]): Promise<DatedActivity[]> {
-    const zones = new Map<number, string>();
+    const lists = new Map<number, { gen: number; timeZone: string }>();
     for (const r of records)
-      if (!zones.has(r.list_id)) zones.set(r.list_id, await this.catalog.timezoneOf(r.list_id));
+      if (!lists.has(r.list_id)) lists.set(r.list_id, await this.ensureDated(r.list_id));
     return records.map((record) => {
       const at = 'sent_at' in record && record.sent_at !== undefined ? record.sent_at : record.timestamp;
-      return { record, day: localDate(at, zones.get(record.list_id)!) };
+      const { gen, timeZone } = lists.get(record.list_id)!;
+      return { record, day: localDate(at, timeZone), gen };
     });
   }
 }
+
+/** A claim older than this, of a process that may have died, is taken over by the next writer. */
+const TAKE_OVER_S = 600;

@@ -68,6 +68,8 @@ export async function startService(config: Config, log = createLogger(config.LOG
     config.INGEST_BATCH_SIZE,
     log,
   );
+  // Ledger retention and any list re-dating a crash left unfinished (ARCHITECTURE.md, storage).
+  await pipeline.recover();
   const token = ingestToken(config);
 
   let sink: IngestSink = pipeline;

@@ -108,6 +108,24 @@ export class Catalog {
     return (await this.list(listId))?.timezone ?? this.defaultTimezone;
   }
 
+  /**
+   * The time zones of lists as stored right now, uncached: of the given lists (the default for one not
+   * in the catalog yet), or of every list in the catalog. Dating decisions read this: a cache up to CATALOG_POLL_MS old could
+   * re-date a list back into a zone another process has just replaced.
+   */
+  async storedTimezones(listIds?: number[]): Promise<Map<number, string>> {
+    const rows = await this.db.query<{ key: string; payload: string }>(
+      `SELECT key, argMax(payload, (version, arrival)) AS payload FROM catalog
+       WHERE kind = 'list' AND ({all:Bool} OR key IN {keys:Array(String)})
+       GROUP BY key`,
+      { all: listIds === undefined, keys: (listIds ?? []).map(String) },
+    );
+    const zones = new Map<number, string>((listIds ?? []).map((id) => [id, this.defaultTimezone]));
+    for (const r of rows)
+      zones.set(Number(r.key), (JSON.parse(r.payload) as ListRecord).timezone ?? this.defaultTimezone);
+    return zones;
+  }
+
   user(userId: number): Promise<UserRecord | undefined> {
     return this.latest<UserRecord>('user', String(userId));
   }

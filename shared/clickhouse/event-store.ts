@@ -1,18 +1,31 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { ActivityRecord } from '../records/index.js';
 import type { Db } from './client.js';
-import { DAILY_SETS_GROUP, DAILY_SETS_SELECT, EVENT_COLUMNS, STATS_NAMES, STATS_SELECT } from './schema.js';
+import { EVENT_COLUMNS, REDATE_SETS, STATS_NAMES, STATS_SELECT } from './schema.js';
 
-/** An activity record placed on its grouping date (in its list's time zone). */
+/** An activity record placed on its grouping date, in the time zone of its list's dating generation. */
 export interface DatedActivity {
   record: ActivityRecord;
   day: string;
+  /** The list's dating generation `day` was computed in (list_dating); 0 for a list never dated. */
+  gen?: number;
+}
+
+/** Where a list's dating stands: its newest generation, the zone of it, and whether it is done. */
+export interface Dating {
+  gen: number;
+  timezone: string;
+  done: boolean;
+  /** The EventStore instance that claimed it. */
+  owner: string;
+  /** Seconds since the claim. */
+  age: number;
 }
 
 export const toDateTime64 = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
 
 /** A record as a row of `events`, in EVENT_COLUMNS order. */
-export function eventRow({ record: r, day }: DatedActivity, ingestedAt: string): unknown[] {
+export function eventRow({ record: r, day, gen = 0 }: DatedActivity, ingestedAt: string): unknown[] {
   const purchase = r.type === 'purchase' ? r : undefined;
   const outcome = r.type === 'event' || r.type === 'condition' || r.type === 'action' ? r : undefined;
   const sentAt = 'sent_at' in r && r.sent_at !== undefined ? toDateTime64(r.sent_at) : null;
@@ -32,6 +45,7 @@ export function eventRow({ record: r, day }: DatedActivity, ingestedAt: string):
     purchase?.value_ron ?? '0',
     purchase?.value_eur ?? '0',
     ingestedAt,
+    gen,
   ];
 }
 
@@ -41,48 +55,104 @@ const SEEN_IN_WINDOW = `
   WHERE first_seen >= now64(3) - toIntervalDay({window:UInt32})
     AND event_id IN (SELECT event_id FROM ingest_batches WHERE batch_id = {batch:String})`;
 
-/** The (list, day) pairs of a batch; the day bounds let partition pruning and the day index work. */
+/** The (list, gen, day) triples of a batch; the day bounds let partition pruning and the day index work. */
 const BATCH_DAYS = `
   day BETWEEN (SELECT min(day) FROM ingest_batches WHERE batch_id = {batch:String})
           AND (SELECT max(day) FROM ingest_batches WHERE batch_id = {batch:String})
-  AND (list_id, day) IN (SELECT DISTINCT list_id, day FROM ingest_batches WHERE batch_id = {batch:String})`;
+  AND (list_id, gen, day) IN (SELECT DISTINCT list_id, gen, day FROM ingest_batches WHERE batch_id = {batch:String})`;
 
-/** Recompute the precomputed answer rows (daily_scopes) for the (list, day) pairs chosen by `where`. */
+/**
+ * Recompute the precomputed answer rows (daily_scopes) for the (list, gen, day) triples chosen by
+ * `where`. The version is the server's clock, so recomputes by different processes order correctly.
+ */
 const recomputeScopes = (where: string) => `
-  INSERT INTO daily_scopes (list_id, workflow_id, trigger_id, day, ${STATS_NAMES.join(', ')}, version)
-  SELECT list_id, workflow_id, trigger_id, day,
+  INSERT INTO daily_scopes (list_id, workflow_id, trigger_id, day, gen, ${STATS_NAMES.join(', ')}, version)
+  SELECT list_id, workflow_id, trigger_id, day, gen,
     ${STATS_SELECT},
-    {version:UInt64}
+    toUnixTimestamp64Micro(now64(6))
   FROM daily_sets
   WHERE ${where}
-  GROUP BY GROUPING SETS ((list_id, day), (list_id, day, workflow_id), (list_id, day, workflow_id, trigger_id), (list_id, day, trigger_id))
+  GROUP BY GROUPING SETS ((list_id, gen, day), (list_id, gen, day, workflow_id),
+    (list_id, gen, day, workflow_id, trigger_id), (list_id, gen, day, trigger_id))
   -- trigger_id 0 means "no trigger" in the data but "any trigger" in daily_scopes: keep only the latter.
   HAVING NOT (bitAnd(grouping(workflow_id, trigger_id), 1) = 0 AND trigger_id = 0)`;
 
-let lastVersion = 0;
-/** Increasing per process; newer scope rows replace older ones. */
-function nextVersion(): number {
-  lastVersion = Math.max(lastVersion + 1, Date.now() * 1000);
-  return lastVersion;
+/** Per list of a batch: the lowest generation its stored rows carry (read back after the insert). */
+const STORED_GENS = `
+  SELECT list_id, min(gen) AS gen FROM events
+  WHERE list_id IN {lists:Array(UInt64)} AND ts BETWEEN {lo:DateTime64(3)} AND {hi:DateTime64(3)}
+    AND event_id IN (SELECT event_id FROM ingest_batches WHERE batch_id = {batch:String})
+  GROUP BY list_id`;
+
+const DATING = `
+  SELECT list_id, gen, timezone, max(done) AS is_done, argMin(owner, done) AS owner,
+    dateDiff('second', min(at), now64(6)) AS age
+  FROM list_dating
+  WHERE {all:Bool} OR list_id IN {lists:Array(UInt64)}
+  GROUP BY list_id, gen, timezone
+  ORDER BY gen DESC
+  LIMIT 1 BY list_id`;
+
+/** Kept beyond the window, so an id is never dropped while a lookup that started in time reads it. */
+export const LEDGER_MARGIN_DAYS = 1;
+
+/** The retention of event_ids in days, from its CREATE statement (undefined without a TTL). */
+export function ledgerTtlDays(createTableQuery: string): number | undefined {
+  const m = /\bTTL\b.*?toIntervalDay\((\d+)\)/.exec(createTableQuery);
+  return m ? Number(m[1]) : undefined;
 }
 
+const INT_SETTINGS = { output_format_json_quote_64bit_integers: 0 } as const;
+
 /**
- * The write side of activity storage. Callers serialise writes (one writer per process; Kafka keys by
- * list, so one writer per list): dedup lookups and scope recomputes assume no concurrent writer of
- * the same list.
+ * The write side of activity storage. Callers serialise writes (one writer per process): dedup
+ * lookups assume no concurrent writer of the same list (Kafka keys events by list). Re-dating is safe
+ * against concurrent writers of the same list and against crashes at any point (see `redate`).
  */
 export class EventStore {
+  /** Names this instance's claims in list_dating. */
+  readonly instance = randomUUID();
+
   constructor(
     private readonly db: Db,
     private readonly dedupWindowDays: number,
   ) {}
 
   /**
+   * Bound the dedup ledger: event_ids keeps an id for the window plus LEDGER_MARGIN_DAYS, then a merge
+   * drops it. Set at every start from the window in force (DEDUP_WINDOW_DAYS may change between
+   * starts), so the TTL is never shorter than the window that reads the ledger. Existing parts are not
+   * rewritten now (materialize_ttl_after_modify = 0): merges apply the new TTL as they go.
+   */
+  async applyLedgerRetention(): Promise<number> {
+    const days = this.dedupWindowDays + LEDGER_MARGIN_DAYS;
+    if (!Number.isSafeInteger(days) || days <= 0) throw new Error(`invalid dedup window: ${days} days`);
+    const [row] = await this.db.query<{ q: string }>(
+      `SELECT create_table_query AS q FROM system.tables
+       WHERE database = currentDatabase() AND name = 'event_ids'`,
+    );
+    if (ledgerTtlDays(row?.q ?? '') === days) return days;
+    // An integer checked above; DDL takes no query parameters.
+    await this.db.command(
+      `ALTER TABLE event_ids MODIFY TTL toDateTime(first_seen) + INTERVAL ${days} DAY`,
+      {},
+      { materialize_ttl_after_modify: 0 },
+    );
+    return days;
+  }
+
+  /**
    * Store a batch: drop event_ids already taken within the window, then refresh the touched days.
    * `token` names the batch for insert deduplication when the caller can re-form the very same batch
    * after a crash (Kafka: topic, partition and offset range); by default it is derived from the ids.
+   * `onStale` runs after the insert and before the ids are taken, with the lists whose stored rows
+   * carry an older generation than the list's newest claim: a re-dating may have missed them.
    */
-  async write(batch: DatedActivity[], token?: string): Promise<{ written: number; duplicates: number }> {
+  async write(
+    batch: DatedActivity[],
+    token?: string,
+    onStale?: (lists: number[]) => Promise<void>,
+  ): Promise<{ written: number; duplicates: number }> {
     const unique = new Map<string, DatedActivity>();
     for (const a of batch) if (!unique.has(a.record.event_id)) unique.set(a.record.event_id, a);
     if (unique.size === 0) return { written: 0, duplicates: batch.length };
@@ -90,8 +160,8 @@ export class EventStore {
     const batchId = randomUUID();
     await this.db.insert(
       'ingest_batches',
-      ['batch_id', 'event_id', 'list_id', 'day'],
-      [...unique.values()].map((a) => [batchId, a.record.event_id, a.record.list_id, a.day]),
+      ['batch_id', 'event_id', 'list_id', 'day', 'gen'],
+      [...unique.values()].map((a) => [batchId, a.record.event_id, a.record.list_id, a.day, a.gen ?? 0]),
     );
     const seen = await this.db.query<{ event_id: string }>(SEEN_IN_WINDOW, {
       window: this.dedupWindowDays,
@@ -113,6 +183,11 @@ export class EventStore {
         fresh.map((a) => eventRow(a, now)),
         blockToken,
       );
+      // Before the ids are taken: after a crash here the retry comes back through this check.
+      if (onStale) {
+        const stale = await this.staleLists(batchId, fresh);
+        if (stale.length > 0) await onStale(stale);
+      }
       // Ledger last: see the event_ids table. Server-side, from the batch's ids not already in the window.
       await this.db.command(
         `INSERT INTO event_ids SELECT event_id, now64(3) FROM ingest_batches
@@ -122,26 +197,100 @@ export class EventStore {
       );
     }
     // Also when nothing was fresh: a retry after a crash between the ledger and this step heals here.
-    await this.db.command(recomputeScopes(BATCH_DAYS), { batch: batchId, version: nextVersion() });
+    await this.db.command(recomputeScopes(BATCH_DAYS), { batch: batchId });
     return { written: fresh.length, duplicates: batch.length - fresh.length };
   }
 
-  /** Re-date every record of a list in a new time zone and rebuild its aggregates from the raw rows. */
-  async rebuildList(listId: number, timeZone: string): Promise<void> {
-    const sync = { mutations_sync: '2' } as const;
-    const p = { list: listId, tz: timeZone };
-    await this.db.command(
-      'ALTER TABLE events UPDATE day = toDate(coalesce(sent_at, ts), {tz:String}) WHERE list_id = {list:UInt64}',
-      p,
-      sync,
+  /**
+   * The lists whose rows of this batch, as stored, are of an older generation than the list's newest
+   * claim. Read back rather than assumed: a retried insert dropped by its token keeps the rows (and
+   * generation) of the first attempt.
+   */
+  private async staleLists(batchId: string, fresh: DatedActivity[]): Promise<number[]> {
+    const lists = [...new Set(fresh.map((a) => a.record.list_id))];
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const a of fresh) {
+      lo = Math.min(lo, a.record.timestamp);
+      hi = Math.max(hi, a.record.timestamp);
+    }
+    const [stored, dating] = await Promise.all([
+      this.db.query<{ list_id: number; gen: number }>(
+        STORED_GENS,
+        { lists, lo: toDateTime64(lo), hi: toDateTime64(hi), batch: batchId },
+        INT_SETTINGS,
+      ),
+      this.dating(lists),
+    ]);
+    return stored.filter((s) => s.gen < (dating.get(s.list_id)?.gen ?? 0)).map((s) => s.list_id);
+  }
+
+  /** The newest dating generation of each list (all lists when none are given). */
+  async dating(lists?: number[]): Promise<Map<number, Dating>> {
+    const rows = await this.db.query<{
+      list_id: number;
+      gen: number;
+      timezone: string;
+      is_done: number;
+      owner: string;
+      age: number;
+    }>(DATING, { all: lists === undefined, lists: lists ?? [] }, INT_SETTINGS);
+    return new Map(rows.map(({ is_done, ...r }) => [r.list_id, { ...r, done: is_done === 1 }]));
+  }
+
+  /**
+   * Claim generation `gen` of a list, to be dated in `timeZone`. The claim is the durable intent:
+   * whoever finds it not done later takes over with a newer generation. Two processes claiming the
+   * same generation insert the same deduplication token, so only the first row exists; the result
+   * says whether it is this instance's.
+   */
+  async claim(listId: number, gen: number, timeZone: string): Promise<boolean> {
+    await this.db.insert(
+      'list_dating',
+      ['list_id', 'gen', 'timezone', 'done', 'owner'],
+      [[listId, gen, timeZone, 0, this.instance]],
+      `claim:${listId}:${gen}`,
     );
-    await this.db.command('ALTER TABLE daily_sets DELETE WHERE list_id = {list:UInt64}', p, sync);
-    await this.db.command(
-      `INSERT INTO daily_sets ${DAILY_SETS_SELECT} WHERE list_id = {list:UInt64} ${DAILY_SETS_GROUP}`,
-      p,
-      { insert_deduplication_token: randomUUID() },
+    const [row] = await this.db.query<{ owner: string }>(
+      `SELECT owner FROM list_dating WHERE list_id = {list:UInt64} AND gen = {gen:UInt64} AND done = 0
+       ORDER BY at LIMIT 1`,
+      { list: listId, gen },
     );
-    await this.db.command('ALTER TABLE daily_scopes DELETE WHERE list_id = {list:UInt64}', p, sync);
-    await this.db.command(recomputeScopes('list_id = {list:UInt64}'), { ...p, version: nextVersion() });
+    return row?.owner === this.instance;
+  }
+
+  /**
+   * Complete a claimed generation: date the list's rows of all earlier generations in `timeZone` into
+   * new daily_sets rows of `gen`, compute its daily_scopes, then mark it done, which switches readers
+   * to it at once. Until then readers keep the previous generation, whole; a crash or error anywhere
+   * leaves the claim not done, and the next attempt takes a new generation (nothing half-written is
+   * ever read or reused). A list with no earlier rows (seen for the first time) costs no rebuild.
+   */
+  async redate(listId: number, gen: number, timeZone: string): Promise<void> {
+    const p = { list: listId, gen, tz: timeZone };
+    const [earlier] = await this.db.query<{ n: number }>(
+      'SELECT count() AS n FROM (SELECT 1 FROM events WHERE list_id = {list:UInt64} AND gen < {gen:UInt64} LIMIT 1)',
+      p,
+      INT_SETTINGS,
+    );
+    if (earlier?.n) {
+      await this.db.command(REDATE_SETS, p, { insert_deduplication_token: randomUUID() });
+      await this.db.command(recomputeScopes('list_id = {list:UInt64} AND gen = {gen:UInt64}'), p);
+    }
+    await this.db.insert(
+      'list_dating',
+      ['list_id', 'gen', 'timezone', 'done', 'owner'],
+      [[listId, gen, timeZone, 1, this.instance]],
+      `done:${listId}:${gen}`,
+    );
+    if (earlier?.n) {
+      // Older generations are never read again: drop them in the background.
+      for (const table of ['daily_sets', 'daily_scopes'])
+        await this.db.command(
+          `ALTER TABLE ${table} DELETE WHERE list_id = {list:UInt64} AND gen < {gen:UInt64}`,
+          p,
+          { mutations_sync: '0' },
+        );
+    }
   }
 }

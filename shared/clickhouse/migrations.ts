@@ -1,4 +1,10 @@
-import { ACTIVITY_ENUM, DAILY_SETS_GROUP, DAILY_SETS_SELECT, SCOPE_COUNTERS } from './schema.js';
+import {
+  ACTIVITY_ENUM,
+  DAILY_SETS_GROUP,
+  DAILY_SETS_SELECT,
+  DAILY_SETS_VIEW_QUERY,
+  SCOPE_COUNTERS,
+} from './schema.js';
 
 export interface Migration {
   version: number;
@@ -122,6 +128,35 @@ export const MIGRATIONS: Migration[] = [
         updated DateTime64(6, 'UTC') DEFAULT now64(6)
       ) ENGINE = ReplacingMergeTree(updated)
       ORDER BY (group_id, topic, partition)`,
+    ],
+  },
+  {
+    version: 4,
+    name: 'list dating generations',
+    statements: [
+      // Which time zone each generation of a list's rows is dated in. A claim row (done = 0) is
+      // written before a re-dating starts, with a deduplication token per (list, gen), so two
+      // processes cannot both claim one generation; a done row (done = 1) switches readers to it.
+      `CREATE TABLE IF NOT EXISTS list_dating (
+        list_id UInt64,
+        gen UInt64,
+        timezone String,
+        done UInt8,
+        owner String,
+        at DateTime64(6, 'UTC') DEFAULT now64(6)
+      ) ENGINE = MergeTree
+      ORDER BY (list_id, gen, done)
+      SETTINGS non_replicated_deduplication_window = 10000`,
+      // Rows written before this migration are generation 0 (a list with no list_dating rows reads 0).
+      `ALTER TABLE events ADD COLUMN IF NOT EXISTS gen UInt64`,
+      `ALTER TABLE ingest_batches ADD COLUMN IF NOT EXISTS gen UInt64`,
+      // gen joins the sorting keys, so generations never merge into each other (a column added in the
+      // same ALTER may extend the key; without a DEFAULT so the statement can be repeated).
+      `ALTER TABLE daily_sets ADD COLUMN IF NOT EXISTS gen UInt64,
+        MODIFY ORDER BY (list_id, workflow_id, day, trigger_id, type, gen)`,
+      `ALTER TABLE daily_scopes ADD COLUMN IF NOT EXISTS gen UInt64,
+        MODIFY ORDER BY (list_id, workflow_id, trigger_id, day, gen)`,
+      `ALTER TABLE daily_sets_mv MODIFY QUERY ${DAILY_SETS_VIEW_QUERY}`,
     ],
   },
 ];

@@ -22,9 +22,13 @@ export const EVENT_COLUMNS = [
   'value_ron',
   'value_eur',
   'ingested_at',
+  'gen',
 ] as const;
 
-/** The per-(list, day, workflow, trigger, type) state a day's raw records fold into. */
+/**
+ * The per-(list, day, workflow, trigger, type) state a day's raw records fold into, as migration 1
+ * created the view. Frozen: migration 1 uses it; the view's current query is DAILY_SETS_VIEW_QUERY.
+ */
 export const DAILY_SETS_SELECT = `
   SELECT list_id, day, workflow_id, trigger_id, type,
     groupBitmapStateIf(subscriber_id, type IN ('send', 'open', 'click')) AS subs,
@@ -36,6 +40,41 @@ export const DAILY_SETS_SELECT = `
   FROM events`;
 
 export const DAILY_SETS_GROUP = 'GROUP BY list_id, day, workflow_id, trigger_id, type';
+
+/** The states daily_sets keeps, folded from raw `events` rows. */
+const SET_STATES = `
+    groupBitmapStateIf(subscriber_id, type IN ('send', 'open', 'click')) AS subs,
+    count() AS n,
+    countIf(status = 'ok') AS ok,
+    countIf(status = 'failed') AS failed,
+    sum(value_ron) AS ron,
+    sum(value_eur) AS eur`;
+
+/**
+ * The dating generation (see `list_dating`, ARCHITECTURE.md "Re-dating a list"): every `events`,
+ * `daily_sets` and `daily_scopes` row carries the generation of its list it was dated in; readers take
+ * only the list's current generation, the highest one marked done (0 for a list never dated).
+ */
+export const CURRENT_GEN = `(SELECT max(gen) FROM list_dating WHERE list_id = {list:UInt64} AND done = 1)`;
+
+/** The view feeding daily_sets from every insert into events (since migration 4: per generation). */
+export const DAILY_SETS_VIEW_QUERY = `
+  SELECT list_id, day, workflow_id, trigger_id, type, gen, ${SET_STATES}
+  FROM events
+  GROUP BY list_id, day, workflow_id, trigger_id, type, gen`;
+
+/**
+ * A list's re-dating into generation {gen}: the list's rows of every earlier generation, dated again
+ * in {tz}, become daily_sets rows of {gen}. Rows written directly in {gen} reach daily_sets through
+ * the view, so they are not read here (never counted twice).
+ */
+export const REDATE_SETS = `
+  INSERT INTO daily_sets (list_id, day, workflow_id, trigger_id, type, gen, subs, n, ok, failed, ron, eur)
+  SELECT list_id, toDate(coalesce(sent_at, ts), {tz:String}) AS d, workflow_id, trigger_id, type,
+    {gen:UInt64}, ${SET_STATES}
+  FROM events
+  WHERE list_id = {list:UInt64} AND gen < {gen:UInt64}
+  GROUP BY list_id, d, workflow_id, trigger_id, type`;
 
 /**
  * daily_sets → the answer's counters, as (name, expression). Unions of subscriber bitmaps keep unique

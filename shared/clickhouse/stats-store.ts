@@ -1,5 +1,5 @@
 import type { Db } from './client.js';
-import { SCOPE_COUNTERS, STATS_SELECT, type DayCounters } from './schema.js';
+import { CURRENT_GEN, SCOPE_COUNTERS, STATS_SELECT, type DayCounters } from './schema.js';
 
 export interface StatsQuery {
   listId: number;
@@ -21,7 +21,7 @@ const FROM_SCOPES = `
   SELECT toString(day) AS date, ${SCOPE_COUNTERS.join(', ')}, value_ron, value_eur
   FROM daily_scopes FINAL
   WHERE list_id = {list:UInt64} AND workflow_id = {workflow:UInt64} AND trigger_id = {trigger:UInt64}
-    AND day BETWEEN {from:Date} AND {to:Date}
+    AND day BETWEEN {from:Date} AND {to:Date} AND gen = ${CURRENT_GEN}
   ORDER BY day`;
 
 const FROM_SETS = `
@@ -29,7 +29,7 @@ const FROM_SETS = `
   FROM daily_sets
   WHERE list_id = {list:UInt64} AND workflow_id IN {workflows:Array(UInt64)}
     AND ({trigger:UInt64} = 0 OR trigger_id = {trigger:UInt64})
-    AND day BETWEEN {from:Date} AND {to:Date}
+    AND day BETWEEN {from:Date} AND {to:Date} AND gen = ${CURRENT_GEN}
   GROUP BY day
   ORDER BY day`;
 

@@ -23,7 +23,25 @@ export const opaqueId = z
   .string()
   .regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must be 1-128 characters of [A-Za-z0-9_.:-]');
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+const RFC3339 =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * RFC 3339 → epoch ms, or NaN. Every field is range-checked first: Date.parse rolls impossible dates
+ * and times over (2025-02-29 → 03-01, 24:00 → the next day) where the contract wants them refused.
+ */
+function parseRfc3339(v: string): number {
+  const m = RFC3339.exec(v);
+  if (!m) return NaN;
+  const [year, month, day, hour, minute, second, offH, offM] = [1, 2, 3, 4, 5, 6, 8, 9].map((i) =>
+    Number(m[i] ?? 0),
+  ) as [number, number, number, number, number, number, number, number];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return NaN;
+  if (hour > 23 || minute > 59 || second > 59 || offH > 23 || offM > 59) return NaN;
+  // Date.parse keeps milliseconds only; digits beyond them are truncated, as DateTime64(3) would.
+  return Date.parse(v.replace(/(\.\d{3})\d+/, '$1'));
+}
 const FUTURE_TOLERANCE_MS = 24 * 3600 * 1000;
 
 /** RFC 3339 with an offset, or integer Unix epoch milliseconds → epoch ms; at most 24 h in the future. */
@@ -39,8 +57,7 @@ export const instant = z.union([z.number(), z.string()]).transform((v, ctx) => {
     }
     ms = v;
   } else {
-    // Date.parse keeps milliseconds only; digits beyond them are truncated, as DateTime64(3) would.
-    ms = RFC3339.test(v) ? Date.parse(v.replace(/(\.\d{3})\d+/, '$1')) : NaN;
+    ms = parseRfc3339(v);
     if (Number.isNaN(ms)) {
       ctx.addIssue({
         code: 'custom',

@@ -292,3 +292,69 @@ describe('duplicates: one event_id counts once', () => {
     expect((await day(DATE)).map((r) => [r.sends_total, r.sends_unique])).toEqual([[5, 5]]);
   });
 });
+
+describe('dates and times that do not exist are rejected, never rolled over (§3.1)', () => {
+  const DATE = '2025-06-09';
+  const bad = [
+    '2025-02-29T10:00:00Z', // 2025 is not a leap year (would roll to 03-01)
+    '2025-06-31T10:00:00Z', // June has 30 days (would roll to 07-01)
+    '2025-06-09T24:00:00Z', // hour 24 (would roll to the 10th)
+    '2025-06-09T10:60:00Z',
+    '2025-06-09T10:00:60Z',
+    '2025-13-01T10:00:00Z',
+    '2025-06-00T10:00:00Z',
+    '2025-06-09T10:00:00+24:00',
+    '2025-06-09T10:00:00+02:60',
+  ];
+
+  it.each(bad)('%s → that line rejected, naming the field', async (ts) => {
+    const res = await svc.ingest([send(`bad-ts-${ts}`, DATE, 1, { timestamp: ts })]);
+    expect(res.status).toBe(200);
+    expect(res.body.accepted).toBe(0);
+    expect(res.body.rejected).toEqual([{ line: 1, reason: expect.stringMatching(/^timestamp: /) }]);
+  });
+
+  it('sent_at too; while real edge dates are taken (leap day 2024, end of June, 23:59:59)', async () => {
+    const res = await svc.ingest([
+      send('bad-sent-at', DATE, 1, { type: 'open', sent_at: '2025-02-29T10:00:00Z' }),
+      send('ok-leap', DATE, 2, { timestamp: '2024-02-29T10:00:00Z' }),
+      send('ok-june', DATE, 3, { timestamp: '2025-06-30T23:59:59+03:00' }),
+      send('ok-late', DATE, 4, { timestamp: `${DATE}T20:59:59.999Z` }),
+    ]);
+    expect(res.body.accepted).toBe(3);
+    expect(res.body.rejected).toEqual([{ line: 1, reason: expect.stringMatching(/^sent_at: /) }]);
+    // None of the impossible instants was counted anywhere (the roll-over days stay empty).
+    for (const d of ['2025-03-01', '2025-07-01', '2025-06-10']) expect(await day(d)).toEqual([]);
+    expect((await day(DATE)).map((r) => r.sends_total)).toEqual([1]);
+  });
+});
+
+describe('an NDJSON body whose first line is not a record object (§3.3)', () => {
+  const DATE = '2025-06-11';
+
+  it('`[]` as the first line is that line’s rejection; the valid lines after it are taken', async () => {
+    const body = ['[]', JSON.stringify(send('nd-arr-1', DATE, 1)), JSON.stringify(send('nd-arr-2', DATE, 2))];
+    const res = await post(body.join('\n'), { ...auth, 'content-type': 'application/x-ndjson' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      accepted: 2,
+      rejected: [{ line: 1, reason: 'record must be a JSON object' }],
+    });
+    expect((await day(DATE)).map((r) => r.sends_total)).toEqual([2]);
+  });
+
+  it('other non-object lines too (`[1]`, a number, a string, null), in any position', async () => {
+    const body = ['[1]', JSON.stringify(send('nd-arr-3', DATE, 3)), '5', '"x"', 'null'];
+    const res = await post(body.join('\n'), { ...auth, 'content-type': 'application/x-ndjson' });
+    expect(res.status).toBe(200);
+    expect(res.body.accepted).toBe(1);
+    expect(res.body.rejected.map((r: any) => r.line)).toEqual([1, 3, 4, 5]);
+    expect((await day(DATE)).map((r) => r.sends_total)).toEqual([3]);
+  });
+
+  it('a body is a JSON array only when it is one as a whole (a one-line array of records still is)', async () => {
+    const res = await post(`  ${JSON.stringify([send('nd-arr-4', DATE, 4)])}\n`, auth);
+    expect(res.body).toEqual({ accepted: 1, rejected: [] });
+    expect((await day(DATE)).map((r) => r.sends_total)).toEqual([4]);
+  });
+});

@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectedStats, type RawActivity } from '../support/expected-stats.js';
+import { Restartable } from '../support/restartable.js';
+import { sha256 } from '../support/service.js';
+
+/**
+ * Contract §3.4: a record is counted once, on its right date, whatever happens between a `list`
+ * record and the re-dating of that list's earlier activity into its time zone: the process killed
+ * right after the catalog write or anywhere inside the re-dating, or ClickHouse failing there.
+ * Activity of list 77 arrives before its `list` record, so it is first dated in DEFAULT_TIMEZONE
+ * (Bucharest); the list record then says New York, where most of these instants fall on another day.
+ */
+const USER = 3;
+const KEY = 'redating-key';
+const ZONE = 'America/New_York';
+const FROM = '2026-11-08';
+const TO = '2026-11-16';
+const PERIOD = `&start_date=${FROM}&stop_date=${TO}`;
+
+function rng(seed: number) {
+  return () => {
+    seed = (seed * 1664525 + 1013904223) >>> 0;
+    return seed / 2 ** 32;
+  };
+}
+
+/** `n` records of list LIST; instants between 20:00 and 08:00 UTC, where the two zones' dates differ. */
+function activity(
+  list: number,
+  n: number,
+  seed: number,
+  prefix: string,
+): { wire: unknown[]; model: RawActivity[] } {
+  const rnd = rng(seed);
+  const types = ['send', 'open', 'click', 'purchase', 'event'];
+  const wire: unknown[] = [];
+  const model: RawActivity[] = [];
+  for (let i = 0; i < n; i++) {
+    const type = types[Math.floor(rnd() * types.length)]!;
+    const day = Date.parse('2026-11-10T20:00:00Z') + Math.floor(rnd() * 4) * 86_400_000;
+    const r: RawActivity = {
+      type,
+      event_id: `${prefix}-${i}`,
+      list_id: list,
+      workflow_id: 1 + Math.floor(rnd() * 3),
+      subscriber_id: 1 + Math.floor(rnd() * 30),
+      at: day + Math.floor(rnd() * 12 * 3_600_000),
+    };
+    const w: Record<string, unknown> = { ...r, timestamp: r.at };
+    delete w.at;
+    if (type === 'purchase') {
+      r.value_ron = '12.5';
+      r.value_eur = '2.5';
+      Object.assign(w, { order_id: `o-${prefix}-${i}`, value_ron: '12.5', value_eur: '2.5' });
+    }
+    if (type === 'event') r.status = w.status = 'ok';
+    wire.push(w);
+    model.push(r);
+  }
+  return { wire, model };
+}
+
+const access = (list: number) => [
+  { type: 'user', user_id: USER, api_key_sha256: sha256(KEY) },
+  { type: 'list_access', user_id: USER, list_id: list, granted: true },
+];
+const listRecord = (list: number) => ({
+  type: 'list',
+  list_id: list,
+  name: 'late',
+  timezone: ZONE,
+  currency: 'RON',
+});
+
+async function expectDatedIn(node: Restartable, list: number, model: RawActivity[]) {
+  const base = `/api/1.2/rest/${USER}/${KEY}/automation.stats.json?list_id=${list}${PERIOD}`;
+  const q = { listId: list, tz: ZONE, currency: 'RON', from: FROM, to: TO };
+  const all = expectedStats(model, q);
+  expect(all.length).toBeGreaterThan(3);
+  // The same records in Bucharest fall on other dates: the check can tell the zones apart.
+  expect(expectedStats(model, { ...q, tz: 'Europe/Bucharest' })).not.toEqual(all);
+  expect(await node.get(base)).toEqual(all);
+  expect(await node.get(`${base}&workflow_ids=2`)).toEqual(expectedStats(model, { ...q, workflowIds: [2] }));
+  expect(await node.get(`${base}&workflow_ids=1,3`)).toEqual(
+    expectedStats(model, { ...q, workflowIds: [1, 3] }),
+  );
+}
+
+/** The ClickHouse operations after the list record's catalog insert: every one is a crash point. */
+const POINTS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+
+describe('a kill between a list record and the re-dating of its earlier activity, or inside it', () => {
+  // One data directory; each crash point uses a list of its own, so only the restarts repeat.
+  const node = new Restartable({ CATALOG_POLL_MS: '60000' });
+  beforeAll(() => node.start(), 60_000);
+  afterAll(() => node.destroy());
+
+  it.each(POINTS)(
+    'killed at operation %i after the catalog write: after a restart every record is on its date in the list’s zone',
+    async (k) => {
+      const list = 100 + k;
+      const first = activity(list, 400, k, `a${k}`);
+      expect((await node.ingest([...access(list), ...first.wire])).body.rejected).toEqual([]);
+
+      const fault = node.armAfterInsert('catalog', k, 'kill');
+      const res = await node.ingest([listRecord(list)]);
+      expect(fault.fired()).toBe(true);
+      expect(res.status).not.toBe(200);
+      await node.stop();
+
+      await node.start();
+      await expectDatedIn(node, list, first.model);
+      // Later batches of the list count on top of every earlier record (nothing recomputed away).
+      const later = activity(list, 150, 1000 + k, `b${k}`);
+      expect((await node.ingest(later.wire)).body.rejected).toEqual([]);
+      await expectDatedIn(node, list, [...first.model, ...later.model]);
+    },
+    120_000,
+  );
+});
+
+describe('ClickHouse failing between a list record and the re-dating, or inside it', () => {
+  const node = new Restartable({ CATALOG_POLL_MS: '60000' });
+  beforeAll(() => node.start(), 60_000);
+  afterAll(() => node.destroy());
+
+  it.each(POINTS)(
+    'fails at operation %i after the catalog write: the next write of the list finishes the re-dating',
+    async (k) => {
+      const list = 200 + k;
+      const first = activity(list, 300, 50 + k, `c${k}`);
+      expect((await node.ingest([...access(list), ...first.wire])).body.rejected).toEqual([]);
+
+      const fault = node.armAfterInsert('catalog', k, 'error');
+      const res = await node.ingest([listRecord(list)]);
+      expect(fault.fired()).toBe(true);
+      expect(res.status).not.toBe(200);
+      node.svc!.db.faultInjector = undefined;
+
+      const later = activity(list, 100, 2000 + k, `d${k}`);
+      expect((await node.ingest(later.wire)).body.rejected).toEqual([]);
+      await expectDatedIn(node, list, [...first.model, ...later.model]);
+    },
+    120_000,
+  );
+
+  it('a list seen for the first time with a zone of its own costs no re-dating', async () => {
+    const list = 300;
+    const db = node.svc!.db;
+    const statements: string[] = [];
+    const command = db.command.bind(db);
+    db.command = (sql, params, settings) => {
+      statements.push(sql);
+      return command(sql, params, settings);
+    };
+    expect((await node.ingest([...access(list), listRecord(list)])).body.rejected).toEqual([]);
+    db.command = command;
+    expect(statements.filter((s) => /ALTER|INSERT INTO daily_s/.test(s))).toEqual([]);
+    const first = activity(list, 200, 7, 'e');
+    expect((await node.ingest(first.wire)).body.rejected).toEqual([]);
+    await expectDatedIn(node, list, first.model);
+  }, 60_000);
+});

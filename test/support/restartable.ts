@@ -1,0 +1,88 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../shared/config.js';
+import { startService, type Service } from '../../shared/service.js';
+
+/**
+ * A service on a DATA_DIR that outlives it: start, "crash" (every ClickHouse operation fails from a
+ * chosen point on, as if the process had died there), close, and start again on the same data.
+ */
+export class Restartable {
+  readonly dir = mkdtempSync(join(tmpdir(), 'mailstats-restart-'));
+  svc: Service | undefined;
+
+  constructor(private readonly env: Record<string, string> = {}) {}
+
+  async start(env: Record<string, string> = {}): Promise<Service> {
+    const config = loadConfig({
+      DATA_DIR: this.dir,
+      PORT: '0',
+      SEED_DEMO: 'false',
+      LOG_LEVEL: 'silent',
+      INGEST_TOKEN: 'restart-token',
+      ...this.env,
+      ...env,
+    });
+    this.svc = await startService(config);
+    return this.svc;
+  }
+
+  async stop(): Promise<void> {
+    const svc = this.svc;
+    this.svc = undefined;
+    if (svc) {
+      svc.db.faultInjector = undefined;
+      await svc.close();
+    }
+  }
+
+  async destroy(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** POST /ingest (NDJSON) to the running service. */
+  async ingest(records: unknown[]): Promise<{ status: number; body: any }> {
+    const res = await fetch(`${this.svc!.url}/ingest`, {
+      method: 'POST',
+      body: records.map((r) => JSON.stringify(r)).join('\n'),
+      headers: { 'content-type': 'application/x-ndjson', authorization: 'Bearer restart-token' },
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  }
+
+  async get(path: string): Promise<any> {
+    const res = await fetch(`${this.svc!.url}${path}`);
+    if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
+    return res.json();
+  }
+
+  /**
+   * From the `k`-th ClickHouse operation (1 = the first) after the next insert into `table`: fail it
+   * (`mode: 'error'`, that one only) or fail it and every later one (`mode: 'kill'`). `fired()` says
+   * whether the fault has happened.
+   */
+  armAfterInsert(table: string, k: number, mode: 'kill' | 'error'): { fired: () => boolean } {
+    const db = this.svc!.db;
+    let counting = false;
+    let n = 0;
+    let fired = false;
+    const insert = db.insert.bind(db);
+    db.insert = async (t, columns, rows, token) => {
+      await insert(t, columns, rows, token);
+      if (t === table && !counting && !fired) counting = true;
+    };
+    db.faultInjector = async () => {
+      if (fired && mode === 'kill') throw new Error('process killed (test)');
+      if (!counting) return;
+      if (++n === k) {
+        fired = true;
+        counting = false;
+        throw new Error(mode === 'kill' ? 'process killed (test)' : 'ClickHouse failed (test)');
+      }
+    };
+    return { fired: () => fired };
+  }
+}
