@@ -6,7 +6,7 @@ import { demoRecords } from '../ingest/demo-seed.js';
 import { Pipeline } from '../ingest/pipeline.js';
 import { IngestWorker } from '../ingest/kafka/worker.js';
 import { KafkaSink } from '../ingest/kafka/producer-sink.js';
-import { createKafka, ensureTopics, kafkaTopics } from '../ingest/kafka/topics.js';
+import { createKafka, kafkaTopics, withTimeout } from '../ingest/kafka/topics.js';
 import { createApp } from '../query-api/app.js';
 import type { IngestSink } from '../query-api/ingest-route.js';
 import type { Operation } from '../query-api/api12/router.js';
@@ -63,24 +63,34 @@ export async function startService(config: Config, log = createLogger(config.LOG
   );
   const token = ingestToken(config);
 
+  // Kafka is reached beside the API, never before it (contract §3.4): the producer connects and the
+  // consumer joins its group in the background, retried while Kafka is away; POST /ingest answers
+  // 503 until the producer is ready.
   let sink: IngestSink = pipeline;
   let kafkaSink: KafkaSink | undefined;
   let worker: IngestWorker | undefined;
   if (config.KAFKA_BROKERS.length > 0) {
     const kafka = createKafka(config, log);
-    const topics = kafkaTopics(config);
-    await ensureTopics(kafka, config);
-    sink = kafkaSink = await KafkaSink.connect(kafka, topics);
+    sink = kafkaSink = new KafkaSink(kafka, config, log);
     if (config.ROLE !== 'api') {
       const options = {
         groupId: config.KAFKA_GROUP_ID,
-        topics,
+        topics: kafkaTopics(config),
         maxBatchRecords: config.KAFKA_BATCH_MAX_RECORDS,
         maxBatchMs: config.KAFKA_BATCH_MAX_MS,
         sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       };
-      worker = new IngestWorker(kafka, pipeline, new KafkaProgress(db, config.KAFKA_GROUP_ID), options, log);
-      await worker.start();
+      const w = (worker = new IngestWorker(
+        kafka,
+        pipeline,
+        new KafkaProgress(db, config.KAFKA_GROUP_ID),
+        options,
+        log,
+      ));
+      // The topics must exist before the consumer subscribes: the sink ensures them first.
+      void kafkaSink.ready
+        .then(() => w.keepStarting())
+        .catch((err: unknown) => log.error({ err }, 'kafka consumer not started'));
     }
   }
 
@@ -94,9 +104,21 @@ export async function startService(config: Config, log = createLogger(config.LOG
       },
     );
     if (row?.n === 0) {
-      const result = await sink.ingest(demoRecords());
-      log.info({ accepted: result.accepted, rejected: result.rejected.length }, 'demo tenant loaded');
       seeded = true;
+      const load = async (to: IngestSink) => {
+        const result = await to.ingest(demoRecords());
+        log.info({ accepted: result.accepted, rejected: result.rejected.length }, 'demo tenant loaded');
+      };
+      if (kafkaSink) {
+        // Through Kafka once the producer is ready, without holding the API; a failed send is
+        // logged (the next start on a still-empty store loads it again, counted once).
+        const through = kafkaSink;
+        void through.ready
+          .then(() => load(through))
+          .catch((err: unknown) => log.error({ err }, 'demo tenant not loaded through Kafka'));
+      } else {
+        await load(sink);
+      }
     }
   }
 
@@ -136,11 +158,23 @@ export async function startService(config: Config, log = createLogger(config.LOG
     url,
     seeded,
     async close() {
-      if (server) await new Promise<void>((ok) => server!.close(() => ok()));
-      await worker?.stop();
-      await kafkaSink?.close();
+      // Bounded at every step (contract §6: stop within 10 s whatever does not answer). Offsets not
+      // committed because Kafka was away are simply read again by the next start.
+      const bounded = (what: string, ms: number, task: () => Promise<unknown>) =>
+        withTimeout(task(), ms, what).catch((err: unknown) =>
+          log.warn({ err }, `${what} did not finish; going on`),
+        );
+      if (server) {
+        const s = server;
+        await bounded('closing the HTTP server', 2_000, () => new Promise<void>((ok) => s.close(() => ok())));
+        s.closeAllConnections();
+      }
+      await Promise.all([
+        worker && bounded('leaving the consumer group', 5_000, () => worker.stop()),
+        kafkaSink && bounded('closing the producer', 5_000, () => kafkaSink.close()),
+      ]);
       catalog.stopPolling();
-      await db.close();
+      await bounded('closing ClickHouse', 2_000, () => db.close());
     },
   };
 }

@@ -148,6 +148,8 @@ describe('with the broker gone after a normal start', () => {
       );
       await broker.stop();
       broker = undefined;
+      // Long enough for the consumer to notice, fail its fetches and start retrying its connection.
+      await new Promise((r) => setTimeout(r, 20_000));
       expect(await terminate(child, 10_000)).toBe(0);
     },
     240_000,
