@@ -45,7 +45,7 @@ async function main() {
     setTimeout(() => {
       service.log.error('shutdown took too long: exiting');
       process.exit(1);
-    }, 9_500).unref();
+    }, 9_000).unref();
     await service.close();
     process.exit(0);
   };

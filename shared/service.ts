@@ -166,12 +166,12 @@ export async function startService(config: Config, log = createLogger(config.LOG
         );
       if (server) {
         const s = server;
-        await bounded('closing the HTTP server', 2_000, () => new Promise<void>((ok) => s.close(() => ok())));
+        await bounded('closing the HTTP server', 1_500, () => new Promise<void>((ok) => s.close(() => ok())));
         s.closeAllConnections();
       }
       await Promise.all([
-        worker && bounded('leaving the consumer group', 5_000, () => worker.stop()),
-        kafkaSink && bounded('closing the producer', 5_000, () => kafkaSink.close()),
+        worker && bounded('leaving the consumer group', 4_000, () => worker.stop()),
+        kafkaSink && bounded('closing the producer', 4_000, () => kafkaSink.close()),
       ]);
       catalog.stopPolling();
       await bounded('closing ClickHouse', 2_000, () => db.close());

@@ -125,7 +125,7 @@ describe('with no Kafka broker reachable', () => {
   }, 180_000);
 });
 
-describe('with the broker gone after a normal start', () => {
+describe.each(['killed', 'stopped'] as const)('with the broker %s mid-stream', (how) => {
   let broker: KafkaBroker | undefined;
   const dataDir = tmp('gone');
   let child: ChildService | undefined;
@@ -138,19 +138,27 @@ describe('with the broker gone after a normal start', () => {
   it.runIf(inject('kafkaBrokerSource') === 'local')(
     'SIGTERM stops the process within 10 s',
     async () => {
-      broker = await startKafkaBroker();
-      const env = kafkaEnv(broker.brokers);
+      broker = await startKafkaBroker({ timeoutMs: 180_000 });
+      // Small writes: the worker is in the middle of a batch (write, commit, next) when the broker goes.
+      const env = { ...kafkaEnv(broker.brokers), KAFKA_BATCH_MAX_RECORDS: '200' };
+      await produce(testKafka(broker.brokers), env.KAFKA_EVENTS_TOPIC, activityStream(30_000, 95).wire);
       child = await spawnService(env, dataDir);
       await untilServing(child);
       await vi.waitFor(
         async () => expect(await groupMembers(broker!.brokers, env.KAFKA_GROUP_ID)).toHaveLength(1),
         { timeout: 90_000, interval: 500 },
       );
-      await broker.stop();
-      broker = undefined;
-      // Long enough for the consumer to notice, fail its fetches and start retrying its connection.
-      await new Promise((r) => setTimeout(r, 20_000));
-      expect(await terminate(child, 10_000)).toBe(0);
+      await new Promise((r) => setTimeout(r, 1_000));
+      if (how === 'killed') {
+        // Gone at once (kill -9), as a crashed or unplugged broker is.
+        process.kill(broker.pid!, 'SIGKILL');
+        await new Promise((r) => setTimeout(r, 2_000));
+      } else {
+        // A controlled shutdown: the coordinator and leaders move away before the port closes.
+        await broker.stop();
+        broker = undefined;
+      }
+      expect(await terminate(child, 10_000), child.output()).toBe(0);
     },
     240_000,
   );

@@ -47,7 +47,7 @@ describe('a broker replaced under a kept DATA_DIR', () => {
   it.runIf(inject('kafkaBrokerSource') === 'local')(
     'counts the new records whose offsets fall in recorded ranges: none dropped, no partition wedged',
     async () => {
-      broker = await startKafkaBroker();
+      broker = await startKafkaBroker({ timeoutMs: 180_000 });
       const env = { ...kafkaEnv(broker.brokers), KAFKA_BATCH_MAX_RECORDS: '300' };
       child = await spawnService(env, dataDir);
       await untilServing(child);
@@ -65,7 +65,7 @@ describe('a broker replaced under a kept DATA_DIR', () => {
 
       // A fresh broker: same topic names, offsets from 0 again, no committed group offsets.
       await broker.stop();
-      broker = await startKafkaBroker();
+      broker = await startKafkaBroker({ timeoutMs: 180_000 });
       const env2 = { ...env, KAFKA_BROKERS: broker.brokers };
       child = await spawnService(env2, dataDir);
       await untilServing(child);

@@ -47,14 +47,20 @@ export async function spawnService(
 }
 
 /** Wait until GET /health answers 200 (the process must stay alive meanwhile). */
-export async function untilServing(child: ChildService, timeout = 90_000): Promise<void> {
-  await vi.waitFor(
-    async () => {
-      expect(child.proc.exitCode, child.output()).toBeNull();
-      expect((await fetch(`${child.base}/health`)).status).toBe(200);
-    },
-    { timeout, interval: 100 },
-  );
+export async function untilServing(child: ChildService, timeout = 180_000): Promise<void> {
+  try {
+    await vi.waitFor(
+      async () => {
+        expect(child.proc.exitCode).toBeNull();
+        expect((await fetch(`${child.base}/health`)).status).toBe(200);
+      },
+      { timeout, interval: 100 },
+    );
+  } catch (err) {
+    throw new Error(`the service did not serve: ${(err as Error).message}\n${child.output()}`, {
+      cause: err,
+    });
+  }
 }
 
 /** SIGTERM and wait for the exit. */
