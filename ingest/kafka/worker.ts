@@ -5,6 +5,7 @@ import type { Logger } from '../../shared/log.js';
 import { checkRecord, type MailstatsRecord } from '../../shared/records/index.js';
 import type { Pipeline } from '../pipeline.js';
 import { byteBatches, MAX_REQUEST_BYTES, messageBytes } from './messages.js';
+import { digest, fingerprint, matchRange } from './ranges.js';
 import { idempotentProducer, withTimeout } from './topics.js';
 
 export interface WorkerOptions {
@@ -281,50 +282,6 @@ function isPermanent(err: unknown): boolean {
     e = e.cause as typeof e;
   }
   return false;
-}
-
-/**
- * Whether the recorded range is what this fetch starts with: the re-formed head ('incomplete' when
- * the fetch ends inside it), 'past' when the fetch starts after it (it was committed), else 'stale'.
- * A fetch starts at the committed offset, which is the range's first offset while the range is
- * unfinished: any other start inside or before the range means the offsets do not describe it.
- */
-function matchRange(
-  range: RecordedRange,
-  messages: KafkaMessage[],
-): KafkaMessage[] | 'past' | 'incomplete' | 'stale' {
-  const start = BigInt(messages[0]!.offset);
-  const [first, last] = [BigInt(range.first), BigInt(range.last)];
-  if (start > last) return 'past';
-  if (start !== first || fingerprint(messages[0]!) !== range.firstHash) return 'stale';
-  const end = messages.findIndex((m) => BigInt(m.offset) >= last);
-  if (end < 0) return 'incomplete';
-  if (BigInt(messages[end]!.offset) !== last || fingerprint(messages[end]!) !== range.lastHash)
-    return 'stale';
-  return messages.slice(0, end + 1);
-}
-
-/** What identifies a message's data: its key, value and timestamp. */
-function fingerprint(m: KafkaMessage): string {
-  return hashMessages([m]).digest('hex').slice(0, 32);
-}
-
-/** SHA-256 over a chunk's messages (lengths prefixed, so no two different chunks collide by concatenation). */
-function digest(chunk: KafkaMessage[]): string {
-  return hashMessages(chunk).digest('hex').slice(0, 32);
-}
-
-function hashMessages(messages: KafkaMessage[]) {
-  const h = createHash('sha256');
-  const len = Buffer.alloc(4);
-  for (const m of messages) {
-    for (const part of [m.key, m.value, Buffer.from(m.timestamp)]) {
-      len.writeUInt32BE(part ? part.length : 0xffffffff);
-      h.update(len);
-      if (part) h.update(part);
-    }
-  }
-  return h;
 }
 
 const next = (offset: string) => (BigInt(offset) + 1n).toString();

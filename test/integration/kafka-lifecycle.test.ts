@@ -158,8 +158,16 @@ describe.each(['killed', 'stopped'] as const)('with the broker %s mid-stream', (
         await broker.stop();
         broker = undefined;
       }
+      // A client's POST /ingest waits for a Kafka that is gone while the signal comes.
+      const inFlight = fetch(`${child.base}/ingest`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/x-ndjson' },
+        body: JSON.stringify({ type: 'user', user_id: 1, api_key_sha256: 'a'.repeat(64) }),
+      }).catch((err: Error) => err);
+      await new Promise((r) => setTimeout(r, 1_000));
       expect(await terminate(child, 10_000), child.output()).toBe(0);
+      await inFlight;
     },
-    240_000,
+    300_000,
   );
 });
