@@ -160,7 +160,7 @@ export async function startKafkaBroker({ version = DEFAULT_VERSION, timeoutMs = 
   };
   const halt = () =>
     new Promise((resolve) => {
-      if (!proc || proc.exitCode !== null) return resolve();
+      if (!proc || proc.exitCode !== null || proc.signalCode !== null) return resolve();
       const kill = setTimeout(() => proc.kill('SIGKILL'), 15_000);
       proc.once('exit', () => {
         clearTimeout(kill);
