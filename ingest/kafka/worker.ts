@@ -108,7 +108,12 @@ export class IngestWorker {
     const key = `${batch.topic}:${batch.partition}`;
     let firstUnwritten = batch.messages[0]?.offset;
     try {
-      for (const chunk of await this.chunks(batch.topic, batch.partition, batch.messages)) {
+      for (const chunk of await this.chunks(
+        batch.topic,
+        batch.partition,
+        batch.messages,
+        batch.highWatermark,
+      )) {
         if (!payload.isRunning() || payload.isStale()) return;
         await this.writeChunk(batch.topic, batch.partition, chunk);
         const last = chunk.at(-1)!.offset;
@@ -147,12 +152,13 @@ export class IngestWorker {
     topic: string,
     partition: number,
     messages: KafkaMessage[],
+    highWatermark: string,
   ): Promise<KafkaMessage[][]> {
     const out: KafkaMessage[][] = [];
     let rest = messages;
     const pending = messages.length > 0 ? await this.progress.last(topic, partition) : undefined;
     if (pending) {
-      const match = matchRange(pending, messages);
+      const match = matchRange(pending, messages, highWatermark);
       if (match === 'incomplete') {
         throw new Error(`fetch ended before the pending range ${pending.first}-${pending.last}; retrying`);
       }

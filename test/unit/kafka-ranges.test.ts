@@ -28,6 +28,11 @@ describe('a recorded offset range against a fetch', () => {
 
   it('waits for the rest when the same data is fetched only in part', () => {
     expect(matchRange(range, run(100, 150))).toBe('incomplete');
+    expect(matchRange(range, run(100, 150), '400')).toBe('incomplete');
+  });
+
+  it('is stale when the partition no longer reaches the end of the range', () => {
+    expect(matchRange(range, run(100, 150), '151')).toBe('stale');
   });
 
   it('is stale when the offsets started again: other data, or a start the commits cannot explain', () => {
