@@ -41,11 +41,20 @@ async function main() {
       );
   }
 
+  // Contract §6: stop within 10 s even when Kafka or ClickHouse do not answer. service.close() is
+  // bounded step by step; the timer is the last resort, and a second signal exits at once.
   let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      service.log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
     stopping = true;
     service.log.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      service.log.error('shutdown took too long: exiting');
+      process.exit(1);
+    }, 9_000).unref();
     await service.close();
     process.exit(0);
   };

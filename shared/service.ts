@@ -7,7 +7,7 @@ import { Pipeline } from '../ingest/pipeline.js';
 import { IngestWorker } from '../ingest/kafka/worker.js';
 import { KafkaSink } from '../ingest/kafka/producer-sink.js';
 import { consumerLagReader } from '../ingest/kafka/lag.js';
-import { createKafka, ensureTopics, kafkaTopics } from '../ingest/kafka/topics.js';
+import { createKafka, kafkaTopics, withTimeout } from '../ingest/kafka/topics.js';
 import { createApp } from '../query-api/app.js';
 import { answerClientErrors } from '../query-api/client-error.js';
 import { createServiceApp } from '../query-api/ops/service-app.js';
@@ -41,6 +41,8 @@ export interface Service {
   /** Base URL of the HTTP listener, in every role (the ingest role serves only /healthz, /readyz, /metrics). */
   httpUrl: string;
   seeded: boolean;
+  /** Settles when the start-up recovery (ledger retention, unfinished re-datings) has run. */
+  recovered: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -68,28 +70,44 @@ export async function startService(config: Config, log = createLogger(config.LOG
     config.INGEST_BATCH_SIZE,
     log,
   );
-  // Ledger retention and any list re-dating a crash left unfinished (ARCHITECTURE.md, storage).
-  await pipeline.recover();
+  // Ledger retention and any list re-dating a crash left unfinished (ARCHITECTURE.md, storage). Queued
+  // ahead of every write, but beside the API: readers only ever read finished generations (contract §3.4:
+  // the API answers at once after a crash). Should it fail, each list is still re-dated before its next write.
+  const recovered = pipeline
+    .recover()
+    .catch((err: unknown) =>
+      log.error({ err }, 'start-up recovery failed; lists are re-dated before their next write'),
+    );
   const token = ingestToken(config);
 
+  // Kafka is reached beside the API, never before it (contract §3.4): the producer connects and the
+  // consumer joins its group in the background, retried while Kafka is away; POST /ingest answers
+  // 503 until the producer is ready.
   let sink: IngestSink = pipeline;
   let kafkaSink: KafkaSink | undefined;
   let worker: IngestWorker | undefined;
   if (config.KAFKA_BROKERS.length > 0) {
     const kafka = createKafka(config, log);
-    const topics = kafkaTopics(config);
-    await ensureTopics(kafka, config);
-    sink = kafkaSink = await KafkaSink.connect(kafka, topics);
+    sink = kafkaSink = new KafkaSink(kafka, config, log);
     if (config.ROLE !== 'api') {
       const options = {
         groupId: config.KAFKA_GROUP_ID,
-        topics,
+        topics: kafkaTopics(config),
         maxBatchRecords: config.KAFKA_BATCH_MAX_RECORDS,
         maxBatchMs: config.KAFKA_BATCH_MAX_MS,
         sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       };
-      worker = new IngestWorker(kafka, pipeline, new KafkaProgress(db, config.KAFKA_GROUP_ID), options, log);
-      await worker.start();
+      const w = (worker = new IngestWorker(
+        kafka,
+        pipeline,
+        new KafkaProgress(db, config.KAFKA_GROUP_ID),
+        options,
+        log,
+      ));
+      // The topics must exist before the consumer subscribes: the sink ensures them first.
+      void kafkaSink.ready
+        .then(() => w.keepStarting())
+        .catch((err: unknown) => log.error({ err }, 'kafka consumer not started'));
     }
   }
 
@@ -103,9 +121,21 @@ export async function startService(config: Config, log = createLogger(config.LOG
       },
     );
     if (row?.n === 0) {
-      const result = await sink.ingest(demoRecords());
-      log.info({ accepted: result.accepted, rejected: result.rejected.length }, 'demo tenant loaded');
       seeded = true;
+      const load = async (to: IngestSink) => {
+        const result = await to.ingest(demoRecords());
+        log.info({ accepted: result.accepted, rejected: result.rejected.length }, 'demo tenant loaded');
+      };
+      if (kafkaSink) {
+        // Through Kafka once the producer is ready, without holding the API; a failed send is
+        // logged (the next start on a still-empty store loads it again, counted once).
+        const through = kafkaSink;
+        void through.ready
+          .then(() => load(through))
+          .catch((err: unknown) => log.error({ err }, 'demo tenant not loaded through Kafka'));
+      } else {
+        await load(sink);
+      }
     }
   }
 
@@ -152,12 +182,26 @@ export async function startService(config: Config, log = createLogger(config.LOG
     url,
     httpUrl,
     seeded,
+    recovered,
     async close() {
-      await new Promise<void>((ok) => server.close(() => ok()));
-      await worker?.stop();
-      await kafkaSink?.close();
+      // Bounded at every step (contract §6: stop within 10 s whatever does not answer). Offsets not
+      // committed because Kafka was away are simply read again by the next start.
+      const bounded = (what: string, ms: number, task: () => Promise<unknown>) =>
+        withTimeout(task(), ms, what).catch((err: unknown) =>
+          log.warn({ err }, `${what} did not finish; going on`),
+        );
+      await bounded(
+        'closing the HTTP server',
+        1_500,
+        () => new Promise<void>((ok) => server.close(() => ok())),
+      );
+      server.closeAllConnections();
+      await Promise.all([
+        worker && bounded('leaving the consumer group', 4_000, () => worker.stop()),
+        kafkaSink && bounded('closing the producer', 4_000, () => kafkaSink.close()),
+      ]);
       catalog.stopPolling();
-      await db.close();
+      await bounded('closing ClickHouse', 2_000, () => db.close());
     },
   };
 }

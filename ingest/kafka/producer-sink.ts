@@ -1,38 +1,101 @@
 import type { Kafka, Message, Producer } from 'kafkajs';
+import type { Config } from '../../shared/config.js';
+import type { Logger } from '../../shared/log.js';
 import { isActivity } from '../../shared/records/index.js';
-import { validateItems, type DecodedItem } from '../decode.js';
+import { ApiError } from '../../query-api/api12/errors.js';
+import { validateItems, type DecodedItem, type Rejection } from '../decode.js';
 import type { IngestResult } from '../pipeline.js';
-import { messageKey } from './messages.js';
+import { byteBatches, MAX_REQUEST_BYTES, messageBytes, messageKey } from './messages.js';
+import { ensureTopics, idempotentProducer, kafkaTopics, withTimeout } from './topics.js';
 
-/** POST /ingest with KAFKA_BROKERS: validate, then produce with acks = all; "accepted" = acknowledged. */
+/** How long POST /ingest waits for Kafka's acknowledgement before answering 503. */
+const SEND_TIMEOUT_MS = 30_000;
+const RETRY_MS = 2_000;
+/** The largest record POST /ingest takes in Kafka mode (a request must still hold its key and headers). */
+const MAX_RECORD_BYTES = MAX_REQUEST_BYTES - 4 * 1024;
+
+/** POST /ingest answers this while the producer is not connected, or when Kafka does not acknowledge. */
+export const kafkaUnavailable = (reason: string) =>
+  new ApiError(503, 503, `Kafka is not available: ${reason}`);
+
+/**
+ * POST /ingest with KAFKA_BROKERS: validate, then produce with acks = all; "accepted" = acknowledged.
+ * Creating it never waits for Kafka: the topics are ensured and the producer connected beside the
+ * API, retried until they succeed (`ready`), and until then ingest answers 503.
+ */
 export class KafkaSink {
-  private constructor(
-    private readonly producer: Producer,
-    private readonly topics: { events: string; catalog: string },
-  ) {}
+  private readonly producer: Producer;
+  private readonly topics: ReturnType<typeof kafkaTopics>;
+  private connected = false;
+  private closed = false;
+  /** Settles once the topics exist and the producer is connected; never rejects. */
+  readonly ready: Promise<void>;
 
-  static async connect(kafka: Kafka, topics: { events: string; catalog: string }): Promise<KafkaSink> {
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    await producer.connect();
-    return new KafkaSink(producer, topics);
+  constructor(
+    kafka: Kafka,
+    config: Config,
+    private readonly log: Logger,
+  ) {
+    this.topics = kafkaTopics(config);
+    this.producer = idempotentProducer(kafka);
+    this.ready = this.connect(kafka, config);
+  }
+
+  private async connect(kafka: Kafka, config: Config): Promise<void> {
+    for (let attempt = 1; !this.closed; attempt++) {
+      try {
+        await ensureTopics(kafka, config);
+        await this.producer.connect();
+        this.connected = true;
+        return;
+      } catch (err) {
+        this.log.warn({ err, attempt }, 'kafka not reachable yet; POST /ingest answers 503 meanwhile');
+        await new Promise((r) => setTimeout(r, RETRY_MS).unref());
+      }
+    }
   }
 
   async ingest(items: DecodedItem[]): Promise<IngestResult> {
-    const { valid, rejected } = validateItems(items);
-    const events: Message[] = [];
-    const catalog: Message[] = [];
-    for (const { record, value } of valid) {
-      (isActivity(record) ? events : catalog).push({ key: messageKey(record), value: JSON.stringify(value) });
+    if (!this.connected) throw kafkaUnavailable('the producer is not connected yet');
+    // A record alone over a request's size would be refused by the broker: that line's rejection.
+    const tooLarge: Rejection[] = [];
+    const fitting = items.filter((item) => {
+      const fits = !('value' in item) || Buffer.byteLength(JSON.stringify(item.value)) <= MAX_RECORD_BYTES;
+      if (!fits) tooLarge.push({ line: item.line, reason: `record larger than ${MAX_RECORD_BYTES} bytes` });
+      return fits;
+    });
+    const { valid, rejected } = validateItems(fitting);
+    if (tooLarge.length > 0) rejected.push(...tooLarge);
+    rejected.sort((a, b) => a.line - b.line);
+    const messages: { topic: string; message: Message }[] = valid.map(({ record, value }) => ({
+      topic: isActivity(record) ? this.topics.events : this.topics.catalog,
+      message: { key: messageKey(record), value: JSON.stringify(value) },
+    }));
+    // Catalog first (as before): a list's record reaches the worker before or with its activity.
+    messages.sort((a, b) => Number(a.topic === this.topics.events) - Number(b.topic === this.topics.events));
+    // Requests within the broker's limits, sent one after the other (order kept per key).
+    for (const batch of byteBatches(messages, (m) => messageBytes(m.message))) {
+      const byTopic = new Map<string, Message[]>();
+      for (const { topic, message } of batch) {
+        const list = byTopic.get(topic);
+        if (list) list.push(message);
+        else byTopic.set(topic, [message]);
+      }
+      const topicMessages = [...byTopic].map(([topic, msgs]) => ({ topic, messages: msgs }));
+      try {
+        await withTimeout(this.producer.sendBatch({ acks: -1, topicMessages }), SEND_TIMEOUT_MS, 'produce');
+      } catch (err) {
+        // Part of the body may be in Kafka already: resending it whole is safe (event_id dedup,
+        // catalog versions), and that is what a 503 asks for.
+        this.log.warn({ err }, 'kafka did not acknowledge an ingest batch');
+        throw kafkaUnavailable((err as Error).message);
+      }
     }
-    const topicMessages = [
-      { topic: this.topics.catalog, messages: catalog },
-      { topic: this.topics.events, messages: events },
-    ].filter((t) => t.messages.length > 0);
-    if (topicMessages.length > 0) await this.producer.sendBatch({ acks: -1, topicMessages });
-    return { accepted: events.length + catalog.length, rejected };
+    return { accepted: messages.length, rejected };
   }
 
-  close(): Promise<void> {
-    return this.producer.disconnect();
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.producer.disconnect();
   }
 }

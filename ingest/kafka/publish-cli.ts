@@ -5,8 +5,8 @@ import type { Message } from 'kafkajs';
 import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/log.js';
 import { checkRecord, isActivity } from '../../shared/records/index.js';
-import { messageKey } from './messages.js';
-import { createKafka, ensureTopics, kafkaTopics } from './topics.js';
+import { byteBatches, messageBytes, messageKey } from './messages.js';
+import { createKafka, ensureTopics, idempotentProducer, kafkaTopics } from './topics.js';
 
 const HELP = `Publish an NDJSON file of mailstats records to Kafka (backfill and replay).
 
@@ -19,7 +19,7 @@ records are counted once per event_id within DEDUP_WINDOW_DAYS.
 
 Options:
   --dry-run   validate and count only, publish nothing
-  --batch N   records per produce request (default 5000)
+  --batch N   records read before sending (default 5000; requests are split to fit the broker)
   --help      this text
 
 Environment: KAFKA_BROKERS (required), KAFKA_EVENTS_TOPIC, KAFKA_CATALOG_TOPIC, KAFKA_CLIENT_ID.`;
@@ -43,7 +43,7 @@ const batchSize = Number(values.batch ?? 5000);
 const total = statSync(file).size;
 const topics = kafkaTopics(config);
 const kafka = values['dry-run'] ? undefined : createKafka(config, createLogger('warn'));
-const producer = kafka?.producer({ idempotent: true, maxInFlightRequests: 1 });
+const producer = kafka && idempotentProducer(kafka);
 if (kafka) await ensureTopics(kafka, config);
 await producer?.connect();
 
@@ -68,8 +68,12 @@ function progress(done = false) {
 }
 
 async function flush() {
-  const batch = pending.filter((t) => t.messages.length > 0);
-  if (batch.length > 0 && producer) await producer.sendBatch({ acks: -1, topicMessages: batch });
+  // Each request within the broker's limits (MESSAGE_TOO_LARGE otherwise), topics one after the other.
+  for (const t of pending) {
+    for (const messages of byteBatches(t.messages, messageBytes)) {
+      if (producer) await producer.sendBatch({ acks: -1, topicMessages: [{ topic: t.topic, messages }] });
+    }
+  }
   sent.events += pending[0]!.messages.length;
   sent.catalog += pending[1]!.messages.length;
   pending = pending.map((t) => ({ topic: t.topic, messages: [] }));

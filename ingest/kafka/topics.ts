@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/log.js';
 
@@ -23,6 +23,34 @@ export function createKafka(c: Config, log: Logger): Kafka {
         else log.warn(rest, `kafka: ${message}`);
       },
   });
+}
+
+/**
+ * The service's producers (ingest, dead letters, publish CLI). Idempotent with one request in flight:
+ * a request resent after a lost answer is dropped by the broker, so Kafka holds each message once.
+ * kafkajs keeps that guarantee only with unlimited retries (it warns "Limiting retries for the
+ * idempotent producer may invalidate EoS guarantees" otherwise): a retry that gave up would leave a
+ * sequence gap the next send cannot close. So retries are unlimited here and callers bound the wait
+ * instead (an answer after the bound is a 503 or a retried batch, never a lost record).
+ */
+export function idempotentProducer(kafka: Kafka): Producer {
+  return kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 5_000 },
+  });
+}
+
+/** Reject with `what` timed out after `ms` when `task` has not settled by then (it keeps running). */
+export function withTimeout<T>(task: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    task,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+      timer.unref();
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /** Create the service's topics when missing. */

@@ -1,9 +1,13 @@
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Producer } from 'kafkajs';
-import type { KafkaProgress } from '../../shared/clickhouse/kafka-progress.js';
+import { createHash } from 'node:crypto';
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
+import type { KafkaProgress, RecordedRange } from '../../shared/clickhouse/kafka-progress.js';
 import type { Logger } from '../../shared/log.js';
 import { countKafkaChunk } from '../../shared/metrics.js';
 import { checkRecord, type MailstatsRecord } from '../../shared/records/index.js';
 import type { Pipeline } from '../pipeline.js';
+import { byteBatches, MAX_REQUEST_BYTES, messageBytes } from './messages.js';
+import { digest, fingerprint, matchRange } from './ranges.js';
+import { idempotentProducer, withTimeout } from './topics.js';
 
 export interface WorkerOptions {
   groupId: string;
@@ -16,6 +20,13 @@ export interface WorkerOptions {
 /** A record larger than this goes to the dead-letter topic unread. */
 const MAX_RECORD_BYTES = 1024 * 1024;
 const MAX_BACKOFF_MS = 10_000;
+/**
+ * A dead letter carries at most this much of its message: the DLQ topic may keep the broker's default
+ * 1 MiB limit while its source topic allows more. The full size and SHA-256 go in headers.
+ */
+const DLQ_VALUE_BYTES = 512 * 1024;
+/** How long a DLQ send may take before the batch is retried (the send may still land: a duplicate). */
+const DLQ_TIMEOUT_MS = 30_000;
 
 /**
  * The ingest role: consume → validate → dead-letter the invalid → write the valid → commit. Offsets
@@ -28,6 +39,7 @@ export class IngestWorker {
   private readonly dlq: Producer;
   private readonly failures = new Map<string, number>();
   private member = false;
+  private stopped = false;
 
   constructor(
     kafka: Kafka,
@@ -46,9 +58,20 @@ export class IngestWorker {
       maxBytesPerPartition: 16 * 1024 * 1024,
       retry: { retries: 50, initialRetryTime: 200, maxRetryTime: 5_000, restartOnFailure: async () => true },
     });
-    this.dlq = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    this.dlq = idempotentProducer(kafka);
+    this.consumer.on(this.consumer.events.CRASH, (e) =>
+      this.log.warn({ err: e.payload.error }, 'kafka consumer crashed; restarting'),
+    );
+    // Group membership for /readyz: in from a join until a crash, stop or disconnect.
+    const { GROUP_JOIN, CRASH, STOP, DISCONNECT } = this.consumer.events;
+    this.consumer.on(GROUP_JOIN, () => (this.member = true));
+    for (const e of [CRASH, STOP, DISCONNECT] as const) this.consumer.on(e, () => (this.member = false));
   }
 
+  /**
+   * Connect, subscribe and join the group. Joining can take a session timeout after a crash (the
+   * dead member's place is kept until then), so callers run this beside the API, not before it.
+   */
   async start(): Promise<void> {
     await this.dlq.connect();
     await this.consumer.connect();
@@ -56,13 +79,6 @@ export class IngestWorker {
       topics: [this.opts.topics.catalog, this.opts.topics.events],
       fromBeginning: true,
     });
-    // Group membership for /readyz: in from a join until a crash, stop or disconnect.
-    const { GROUP_JOIN, CRASH, STOP, DISCONNECT } = this.consumer.events;
-    this.consumer.on(GROUP_JOIN, () => (this.member = true));
-    for (const e of [CRASH, STOP, DISCONNECT] as const) this.consumer.on(e, () => (this.member = false));
-    this.consumer.on(this.consumer.events.CRASH, (e) =>
-      this.log.warn({ err: e.payload.error }, 'kafka consumer crashed; restarting'),
-    );
     await this.consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -77,8 +93,23 @@ export class IngestWorker {
     return this.member;
   }
 
+  /** `start()`, retried after a pause while Kafka is unreachable, until it succeeds or `stop()`. */
+  async keepStarting(retryMs = 2_000): Promise<void> {
+    for (let attempt = 1; !this.stopped; attempt++) {
+      try {
+        await this.start();
+        return;
+      } catch (err) {
+        if (this.stopped) return;
+        this.log.warn({ err, attempt }, 'kafka consumer could not start; retrying');
+        await new Promise((r) => setTimeout(r, retryMs).unref());
+      }
+    }
+  }
+
   /** Stop consuming (the batch in progress finishes), leave the group, close the DLQ producer. */
   async stop(): Promise<void> {
+    this.stopped = true;
     await this.consumer.disconnect();
     await this.dlq.disconnect();
   }
@@ -88,7 +119,12 @@ export class IngestWorker {
     const key = `${batch.topic}:${batch.partition}`;
     let firstUnwritten = batch.messages[0]?.offset;
     try {
-      for (const chunk of await this.chunks(batch.topic, batch.partition, batch.messages)) {
+      for (const chunk of await this.chunks(
+        batch.topic,
+        batch.partition,
+        batch.messages,
+        batch.highWatermark,
+      )) {
         if (!payload.isRunning() || payload.isStale()) return;
         await this.writeChunk(batch.topic, batch.partition, chunk);
         const last = chunk.at(-1)!.offset;
@@ -117,22 +153,35 @@ export class IngestWorker {
     }
   }
 
-  /** Split a fetch into writes; a range recorded but maybe not finished before is re-formed first. */
+  /**
+   * Split a fetch into writes. A range recorded before (maybe not finished) is re-formed first, but
+   * only when the fetch starts at it and holds the recorded messages at its ends: otherwise the
+   * partition's offsets started again (topic re-created, broker replaced) and the record describes
+   * data that is gone, so it is reset (the new messages form new ranges with new tokens).
+   */
   private async chunks(
     topic: string,
     partition: number,
     messages: KafkaMessage[],
+    highWatermark: string,
   ): Promise<KafkaMessage[][]> {
     const out: KafkaMessage[][] = [];
-    const pending = await this.progress.last(topic, partition);
     let rest = messages;
-    if (pending && messages.length > 0 && BigInt(messages[0]!.offset) <= BigInt(pending.last)) {
-      const head = messages.filter((m) => BigInt(m.offset) <= BigInt(pending.last));
-      if (BigInt(head.at(-1)!.offset) < BigInt(pending.last)) {
+    const pending = messages.length > 0 ? await this.progress.last(topic, partition) : undefined;
+    if (pending) {
+      const match = matchRange(pending, messages, highWatermark);
+      if (match === 'incomplete') {
         throw new Error(`fetch ended before the pending range ${pending.first}-${pending.last}; retrying`);
       }
-      out.push(head);
-      rest = messages.slice(head.length);
+      if (match === 'stale') {
+        this.log.warn(
+          { topic, partition, recorded: `${pending.first}-${pending.last}`, fetched: messages[0]!.offset },
+          'recorded kafka progress does not describe this partition any more (offsets started again?); reset',
+        );
+      } else if (Array.isArray(match)) {
+        out.push(match);
+        rest = messages.slice(match.length);
+      }
     }
     for (let i = 0; i < rest.length; i += this.opts.maxBatchRecords)
       out.push(rest.slice(i, i + this.opts.maxBatchRecords));
@@ -140,7 +189,12 @@ export class IngestWorker {
   }
 
   private async writeChunk(topic: string, partition: number, chunk: KafkaMessage[]): Promise<void> {
-    const range = { first: chunk[0]!.offset, last: chunk.at(-1)!.offset };
+    const range: RecordedRange = {
+      first: chunk[0]!.offset,
+      last: chunk.at(-1)!.offset,
+      firstHash: fingerprint(chunk[0]!),
+      lastHash: fingerprint(chunk.at(-1)!),
+    };
     const records: MailstatsRecord[] = [];
     const dead: { message: KafkaMessage; reason: string }[] = [];
     for (const message of chunk) {
@@ -150,35 +204,102 @@ export class IngestWorker {
     }
     await this.progress.begin(topic, partition, range);
     if (dead.length > 0) await this.deadLetter(topic, partition, dead);
+    // The token names the data, not only its offsets: a range re-formed after a crash holds the same
+    // messages, hence the same digest; new data at old offsets never matches an old token.
     await this.pipeline.write(
       records,
-      `${this.opts.groupId}:${topic}:${partition}:${range.first}-${range.last}`,
+      `${this.opts.groupId}:${topic}:${partition}:${range.first}-${range.last}:${digest(chunk)}`,
     );
     countKafkaChunk(records.length, dead.length);
   }
 
+  /**
+   * Dead-letter with acks = all, in requests within the broker's default limits; a value over
+   * DLQ_VALUE_BYTES goes truncated, with its size and digest in headers. A dead letter the broker
+   * still refuses as such (e.g. a DLQ topic with a smaller limit) is sent again without its value,
+   * and if even that is refused it is logged with its source and skipped: a DLQ write never blocks a
+   * partition. A transient failure (broker away) fails the batch, which is retried after a backoff.
+   */
   private async deadLetter(
     topic: string,
     partition: number,
     dead: { message: KafkaMessage; reason: string }[],
   ) {
-    await this.dlq.send({
-      topic: this.opts.topics.dlq,
-      acks: -1,
-      messages: dead.map(({ message, reason }) => ({
-        key: message.key,
-        value: message.value,
-        headers: {
-          ...message.headers,
-          'mailstats-reason': reason,
-          'mailstats-source-topic': topic,
-          'mailstats-source-partition': String(partition),
-          'mailstats-source-offset': message.offset,
-        },
-      })),
-    });
+    const letter = (d: (typeof dead)[number], maxValue = DLQ_VALUE_BYTES) =>
+      deadLetterOf(topic, partition, d.message, d.reason, maxValue);
+    for (const batch of byteBatches(dead, (d) => messageBytesWithHeaders(letter(d)), MAX_REQUEST_BYTES)) {
+      try {
+        await this.sendDead(batch.map((d) => letter(d)));
+      } catch (err) {
+        if (!isPermanent(err)) throw err;
+        for (const d of batch) {
+          const bare = letter(d, 0);
+          try {
+            await this.sendDead([bare]);
+          } catch (again) {
+            if (!isPermanent(again)) throw again;
+            this.log.error(
+              { err: again, headers: bare.headers },
+              'dead letter refused by the DLQ topic; logged here instead',
+            );
+          }
+        }
+      }
+    }
     this.log.info({ topic, partition, count: dead.length }, 'records dead-lettered');
   }
+
+  private sendDead(messages: Message[]) {
+    return withTimeout(
+      this.dlq.send({ topic: this.opts.topics.dlq, acks: -1, messages }),
+      DLQ_TIMEOUT_MS,
+      'dead-letter send',
+    );
+  }
+}
+
+function deadLetterOf(
+  topic: string,
+  partition: number,
+  message: KafkaMessage,
+  reason: string,
+  maxValue: number,
+): Message {
+  const value = message.value ?? Buffer.alloc(0);
+  const truncated = value.length > maxValue;
+  return {
+    key: message.key,
+    value: truncated ? value.subarray(0, maxValue) : value,
+    headers: {
+      ...message.headers,
+      'mailstats-reason': reason,
+      'mailstats-source-topic': topic,
+      'mailstats-source-partition': String(partition),
+      'mailstats-source-offset': message.offset,
+      ...(truncated && {
+        'mailstats-truncated': 'true',
+        'mailstats-original-size': String(value.length),
+        'mailstats-original-sha256': createHash('sha256').update(value).digest('hex'),
+      }),
+    },
+  };
+}
+
+function messageBytesWithHeaders(m: Message): number {
+  let n = messageBytes({ key: m.key ?? null, value: m.value as Buffer | string | null });
+  for (const [k, v] of Object.entries(m.headers ?? {})) n += k.length + (v ? String(v).length : 0) + 8;
+  return n;
+}
+
+/** The broker refused the records themselves (size, format): sending them again can never succeed. */
+const REFUSED = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE']);
+function isPermanent(err: unknown): boolean {
+  // kafkajs wraps the protocol error (which has the type) in a non-retriable error as `cause`.
+  for (let e = err as { type?: string; cause?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
+    if (e.type && REFUSED.has(e.type)) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
 }
 
 const next = (offset: string) => (BigInt(offset) + 1n).toString();

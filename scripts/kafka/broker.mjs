@@ -160,7 +160,7 @@ export async function startKafkaBroker({ version = DEFAULT_VERSION, timeoutMs = 
   };
   const halt = () =>
     new Promise((resolve) => {
-      if (!proc || proc.exitCode !== null) return resolve();
+      if (!proc || proc.exitCode !== null || proc.signalCode !== null) return resolve();
       const kill = setTimeout(() => proc.kill('SIGKILL'), 15_000);
       proc.once('exit', () => {
         clearTimeout(kill);
@@ -169,7 +169,14 @@ export async function startKafkaBroker({ version = DEFAULT_VERSION, timeoutMs = 
       proc.kill('SIGTERM');
     });
 
-  await launch();
+  try {
+    await launch();
+  } catch (err) {
+    // A broker that did not come up in time must not outlive the caller (it would hold CPU and ports).
+    await halt();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     brokers,
     get pid() {
@@ -177,7 +184,12 @@ export async function startKafkaBroker({ version = DEFAULT_VERSION, timeoutMs = 
     },
     async restart() {
       await halt();
-      await launch();
+      try {
+        await launch();
+      } catch (err) {
+        await halt();
+        throw err;
+      }
     },
     async stop() {
       await halt();

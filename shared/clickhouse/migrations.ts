@@ -131,6 +131,17 @@ export const MIGRATIONS: Migration[] = [
     ],
   },
   {
+    version: 3,
+    name: 'kafka progress names the data of its range',
+    statements: [
+      // Fingerprints (key, value, timestamp) of the range's first and last messages: a recorded range
+      // is re-formed only when the messages now at its offsets are the recorded ones. Rows from before
+      // (empty fingerprints) never match, so they are reset, never trusted.
+      `ALTER TABLE kafka_progress ADD COLUMN IF NOT EXISTS first_hash String DEFAULT ''`,
+      `ALTER TABLE kafka_progress ADD COLUMN IF NOT EXISTS last_hash String DEFAULT ''`,
+    ],
+  },
+  {
     version: 4,
     name: 'list dating generations',
     statements: [

@@ -101,7 +101,7 @@ describe(`the test Kafka broker (${source})`, () => {
       const topic = `broker-test-${randomUUID()}`;
       expect(await createTopic(kafka, topic, 3)).toBe(3);
 
-      const producer = kafka.producer();
+      const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
       await producer.connect();
       try {
         await produce(producer, topic, 0, 1_000);
@@ -134,7 +134,7 @@ describe(`the test Kafka broker (${source})`, () => {
         const group = `restart-test-${randomUUID()}`;
         expect(await createTopic(own, topic, 3)).toBe(3);
 
-        const producer = own.producer();
+        const producer = own.producer({ idempotent: true, maxInFlightRequests: 1 });
         await producer.connect();
         try {
           await produce(producer, topic, 0, 500);
@@ -144,9 +144,10 @@ describe(`the test Kafka broker (${source})`, () => {
           await broker.restart();
           expect(broker.pid).not.toBe(pidBefore);
 
-          // The same (plain, not idempotent) producer reconnects to the restarted broker, at the same
-          // address. restart() returns once the broker leads every partition again; before that a
-          // half-refused produce request would be retried whole by kafkajs, writing duplicates.
+          // The same producer reconnects to the restarted broker, at the same address. It is
+          // idempotent: a plain producer resends a request whose answer was lost (a busy or
+          // restarting broker) and the broker writes it twice; with a producer id and sequence
+          // numbers the broker drops the repeat.
           await produce(producer, topic, 500, 1_000);
         } finally {
           await producer.disconnect();

@@ -3,7 +3,7 @@ import { Kafka, logLevel, type Message } from 'kafkajs';
 import type { RawActivity } from './expected-stats.js';
 
 /** Topic and group names of their own, so test files never see each other's records. */
-export function kafkaEnv(brokers: string): Record<string, string> {
+export function kafkaEnv(brokers: string) {
   const id = randomUUID().slice(0, 8);
   return {
     KAFKA_BROKERS: brokers,
@@ -27,7 +27,8 @@ export async function produce(
   values: unknown[],
   key = (v: unknown) => keyOf(v),
 ) {
-  const producer = kafka.producer();
+  // Idempotent: a request retried after a lost answer (a busy or restarting broker) is not written twice.
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
   try {
     for (let i = 0; i < values.length; i += 2000) {

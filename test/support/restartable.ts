@@ -25,6 +25,7 @@ export class Restartable {
       ...env,
     });
     this.svc = await startService(config);
+    await this.svc.recovered;
     return this.svc;
   }
 

@@ -1,0 +1,73 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { expect, vi } from 'vitest';
+import { freePort } from '../../scripts/kafka/broker.mjs';
+
+/** The service as an operator runs it: `main.ts` in a child process, on a free port. */
+export interface ChildService {
+  proc: ChildProcess;
+  base: string;
+  /** The last lines the process wrote (stdout and stderr), for failure messages. */
+  output(): string;
+  /** Resolves with the exit code (or signal) once the process has exited. */
+  exited: Promise<number | string>;
+}
+
+export const INGEST_TOKEN = 'child-ingest-token';
+
+/** Spawn main.ts with `env` on DATA_DIR `dataDir`; does not wait for it to serve (see `untilServing`). */
+export async function spawnService(
+  env: Record<string, string>,
+  dataDir: string,
+  port?: number,
+): Promise<ChildService> {
+  port ??= await freePort();
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      SEED_DEMO: 'false',
+      LOG_LEVEL: 'warn',
+      INGEST_TOKEN,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const keep = (chunk: Buffer) => {
+    lines.push(...chunk.toString('utf8').split('\n'));
+    if (lines.length > 200) lines.splice(0, lines.length - 200);
+  };
+  proc.stdout!.on('data', keep);
+  proc.stderr!.on('data', keep);
+  const exited = new Promise<number | string>((resolve) =>
+    proc.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  );
+  return { proc, base: `http://127.0.0.1:${port}`, output: () => lines.join('\n'), exited };
+}
+
+/** Wait until GET /health answers 200 (the process must stay alive meanwhile). */
+export async function untilServing(child: ChildService, timeout = 180_000): Promise<void> {
+  try {
+    await vi.waitFor(
+      async () => {
+        expect(child.proc.exitCode).toBeNull();
+        expect((await fetch(`${child.base}/health`)).status).toBe(200);
+      },
+      { timeout, interval: 100 },
+    );
+  } catch (err) {
+    throw new Error(`the service did not serve: ${(err as Error).message}\n${child.output()}`, {
+      cause: err,
+    });
+  }
+}
+
+/** SIGTERM and wait for the exit. */
+export async function stopService(child: ChildService | undefined): Promise<void> {
+  if (!child || child.proc.exitCode !== null || child.proc.signalCode !== null) return;
+  child.proc.kill('SIGTERM');
+  const timer = setTimeout(() => child.proc.kill('SIGKILL'), 30_000);
+  await child.exited;
+  clearTimeout(timer);
+}
