@@ -27,6 +27,8 @@ export function requestFields(req: Request, res: Response): Record<string, unkno
 /** Request id in and out (`X-Request-Id`), and one `request` line per answered request (info). */
 export function requestLog(log: Logger) {
   return (req: Request, res: Response, next: NextFunction) => {
+    // Mounted by the listener (query-api/ops/service-app.ts) and by the API app inside it: once per request.
+    if (res.locals.requestId !== undefined) return next();
     const id = requestIdOf(req.get('x-request-id'));
     const started = process.hrtime.bigint();
     res.locals.requestId = id;

@@ -1,5 +1,4 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../shared/log.js';
 import type { PartitionLag } from '../../shared/metrics.js';
 import { registry, setConsumerLag } from '../../shared/metrics.js';
@@ -9,6 +8,7 @@ import { openApiDocument, recordsJsonSchema } from '../openapi/document.js';
 import { packageVersion } from './package-version.js';
 import { checkReadiness, type ReadinessDeps } from './readiness.js';
 import { requestMetrics } from './request-metrics.js';
+import { requestLog } from '../request-log.js';
 
 export interface ServiceAppDeps {
   /** The API 1.2 + /ingest app (query-api/app.ts); absent in the ingest role. */
@@ -37,6 +37,8 @@ export function createServiceApp({
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Request id and request line for every path, the ops endpoints included.
+  app.use(requestLog(log));
   app.use(requestMetrics(operations));
 
   const alive = (_req: Request, res: Response) => {
@@ -79,8 +81,8 @@ export function createServiceApp({
     let error: ApiError;
     if (err instanceof ApiError) error = err;
     else {
-      const id = randomUUID();
-      log.error({ req_id: id, err }, 'unexpected error');
+      const id = String(res.locals.requestId);
+      log.error({ err }, 'unexpected error');
       error = internalError(id);
     }
     res.status(error.status).json(error);
