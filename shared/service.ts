@@ -11,7 +11,7 @@ import { createApp } from '../query-api/app.js';
 import type { IngestSink } from '../query-api/ingest-route.js';
 import type { Operation } from '../query-api/api12/router.js';
 import { automationStats } from '../query-api/stats/handler.js';
-import { TemplateRenderer } from '../query-api/render/engine.js';
+import { RenderPool } from '../query-api/render/pool.js';
 import { transactionalTemplateRender } from '../query-api/render/handler.js';
 import { Catalog } from './catalog/catalog.js';
 import { openDb, type Db } from './clickhouse/client.js';
@@ -106,7 +106,8 @@ export async function startService(config: Config, log = createLogger(config.LOG
     defaultTimezone: config.DEFAULT_TIMEZONE,
     maxPeriodDays: config.MAX_PERIOD_DAYS,
   };
-  const renderDeps = { catalog, renderer: new TemplateRenderer(), log };
+  const renderer = new RenderPool({ log });
+  const renderDeps = { catalog, renderer, log };
   const operations: Record<string, Operation> = {
     'automation.stats': (caller, params) => automationStats(statsDeps, caller, params),
     'transactional.templateRender': (caller, params) =>
@@ -137,6 +138,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
     seeded,
     async close() {
       if (server) await new Promise<void>((ok) => server!.close(() => ok()));
+      await renderer.close();
       await worker?.stop();
       await kafkaSink?.close();
       catalog.stopPolling();

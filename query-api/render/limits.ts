@@ -45,7 +45,10 @@ export function measureTemplate(template: string | TemplateSource): { problem?: 
   const { content, props } = typeof template === 'string' ? { content: template, props: null } : template;
   const bytes = Buffer.byteLength(content, 'utf8');
   if (bytes > MAX_TEMPLATE_BYTES) {
-    return { mustaches: 0, problem: `the template is ${bytes} bytes, over the ${MAX_TEMPLATE_BYTES} byte limit` };
+    return {
+      mustaches: 0,
+      problem: `the template is ${bytes} bytes, over the ${MAX_TEMPLATE_BYTES} byte limit`,
+    };
   }
   const strings: [string, string][] = [['', content]];
   if (props) {
