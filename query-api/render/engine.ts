@@ -143,8 +143,8 @@ export class TemplateRenderer {
   }
 
   cacheStats(): CacheStats {
-    const { cost: _cost, ...stats } = this.stats;
-    return { entries: this.cache.size, ...stats };
+    const { bytes, compiles, hits, misses, evictions } = this.stats;
+    return { entries: this.cache.size, bytes, compiles, hits, misses, evictions };
   }
 
   private compiled(t: StoredTemplate): Entry {

@@ -27,6 +27,7 @@ import {
   type RenderInput,
   type RenderResult,
 } from './engine.js';
+import { TICK_MS, cpuTicksOfThread } from './cpu.js';
 import { RENDER_MEMORY_LIMIT_MB, RENDER_TIME_LIMIT_MS, measureTemplate } from './limits.js';
 import type { TemplateKey, WorkerOptions, WorkerReply, WorkerTask } from './worker.js';
 
@@ -55,6 +56,14 @@ export interface PoolStats {
 /** Heap of a worker with Handlebars, date-fns and its locales loaded, rounded up (measured ≈ 20 MiB). */
 const WORKER_BASE_MB = 32;
 const PRECHECK_ENTRIES = 10_000;
+/**
+ * The limit is CPU time of the worker's thread (Linux /proc; wall-clock time elsewhere). A starved
+ * machine may give that thread little CPU: past this many times the limit in wall-clock time the task
+ * ends anyway, so no request waits without bound.
+ */
+const WALL_FACTOR = 10;
+/** Written by the pool when it posts a task; the worker overwrites it with its CPU when it starts. */
+const NOT_STARTED = -2;
 
 interface Task {
   id: number;
@@ -63,6 +72,7 @@ interface Task {
   params: Record<string, unknown>;
   /** Set once the worker asked for the source: the version is being compiled. */
   compiling: boolean;
+  startedAt: number;
   resolve(r: RenderResult): void;
   reject(e: Error): void;
 }
@@ -71,6 +81,9 @@ interface Slot {
   index: number;
   worker: Worker;
   ready: boolean;
+  /** Linux thread id of the worker (-1: unknown), and its CPU ticks when its current task started. */
+  tid: number;
+  cpuAtStart: Int32Array;
   task: Task | undefined;
   timer: NodeJS.Timeout | undefined;
   /** Why the pool ended this worker, when it did. */
@@ -87,7 +100,7 @@ export class RenderPool {
   private readonly checked = new Map<string, { version: string; type: string; problem?: string }>();
   private readonly timeLimitMs: number;
   private readonly memoryLimitMb: number;
-  private readonly workerOptions: WorkerOptions;
+  private readonly workerOptions: Omit<WorkerOptions, 'cpuAtStart'>;
   private readonly log: Logger | undefined;
   private readonly killed = { time: 0, memory: 0, other: 0 };
   private nextId = 1;
@@ -122,7 +135,8 @@ export class RenderPool {
       contentType: t.contentType,
     };
     return new Promise<RenderResult>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, key, input, params, compiling: false, resolve, reject });
+      const task = { id: this.nextId++, key, input, params, compiling: false, startedAt: 0 };
+      this.queue.push({ ...task, resolve, reject });
       this.pump();
     });
   }
@@ -181,15 +195,21 @@ export class RenderPool {
   }
 
   private spawn(index: number): Slot {
-    const worker = startWorker(this.workerOptions, {
-      maxOldGenerationSizeMb: WORKER_BASE_MB + this.workerOptions.cacheCost / 2 ** 20 + this.memoryLimitMb,
-    });
+    const cpuAtStart = new Int32Array(new SharedArrayBuffer(4));
+    const worker = startWorker(
+      { ...this.workerOptions, cpuAtStart },
+      {
+        maxOldGenerationSizeMb: WORKER_BASE_MB + this.workerOptions.cacheCost / 2 ** 20 + this.memoryLimitMb,
+      },
+    );
     // Idle workers must not keep the process alive; close() ends them in an orderly stop.
     worker.unref();
     const slot: Slot = {
       index,
       worker,
       ready: false,
+      tid: -1,
+      cpuAtStart,
       task: undefined,
       timer: undefined,
       killedFor: undefined,
@@ -247,6 +267,7 @@ export class RenderPool {
   private onMessage(slot: Slot, m: WorkerReply): void {
     if ('ready' in m) {
       slot.ready = true;
+      slot.tid = m.tid;
       this.pump();
       return;
     }
@@ -285,12 +306,26 @@ export class RenderPool {
       const home = hash(`${task.key.accountId}\u0000${task.key.templateId}`) % this.slots.length;
       const slot = free.find((s) => s.index === home) ?? free[0]!;
       slot.task = task;
-      slot.timer = setTimeout(() => {
-        slot.killedFor = 'time';
-        void slot.worker.terminate();
-      }, this.timeLimitMs);
+      task.startedAt = performance.now();
+      Atomics.store(slot.cpuAtStart, 0, NOT_STARTED);
+      slot.timer = setTimeout(() => this.checkTime(slot, task), this.timeLimitMs);
       slot.worker.postMessage(this.message(task));
     }
+  }
+
+  /** At the deadline: ends the worker if its task used the CPU budget, else looks again when it could have. */
+  private checkTime(slot: Slot, task: Task): void {
+    if (slot.task !== task) return;
+    const wall = performance.now() - task.startedAt;
+    const start = Atomics.load(slot.cpuAtStart, 0);
+    const now = start >= 0 ? cpuTicksOfThread(slot.tid) : -1;
+    const cpu = start === NOT_STARTED ? 0 : now >= 0 ? (now - start) * TICK_MS : wall;
+    if (cpu >= this.timeLimitMs || wall >= this.timeLimitMs * WALL_FACTOR) {
+      slot.killedFor = 'time';
+      void slot.worker.terminate();
+      return;
+    }
+    slot.timer = setTimeout(() => this.checkTime(slot, task), Math.max(20, this.timeLimitMs - cpu));
   }
 }
 

@@ -55,12 +55,18 @@ interface Probed {
 function probeWhileHeavy(base: string, heavyBody: unknown, probePath: string): Promise<Probed> {
   const script = `
 const base = process.env.BASE, probe = base + process.env.PROBE;
-const once = async (url, init) => { const t = performance.now(); const r = await fetch(url, init); const text = await r.text(); return { status: r.status, body: JSON.parse(text), ms: performance.now() - t }; };
+const once = async (url, init) => {
+  const t = performance.now();
+  try { const r = await fetch(url, init); const text = await r.text(); return { status: r.status, body: JSON.parse(text), ms: performance.now() - t }; }
+  catch (e) { return { status: 0, body: { error: String(e.cause ?? e) }, ms: performance.now() - t }; }
+};
 (async () => {
+  let heavyBody = '';
+  for await (const c of process.stdin) heavyBody += c;
   const baseline = [];
   for (let i = 0; i < 10; i++) baseline.push((await once(probe)).ms);
   let heavy;
-  const p = once(base + process.env.RENDER, { method: 'POST', headers: { 'content-type': 'application/json' }, body: process.env.HEAVY }).then((a) => (heavy = a));
+  const p = once(base + process.env.RENDER, { method: 'POST', headers: { 'content-type': 'application/json' }, body: heavyBody }).then((a) => (heavy = a));
   const during = [];
   await new Promise((r) => setTimeout(r, 20));
   while (!heavy) { during.push((await once(probe)).ms); await new Promise((r) => setTimeout(r, 10)); }
@@ -69,9 +75,10 @@ const once = async (url, init) => { const t = performance.now(); const r = await
 })().catch((e) => { console.error(e); process.exit(1); });`;
   return new Promise((ok, fail) => {
     const child = spawn(process.execPath, ['-e', script], {
-      env: { ...process.env, BASE: base, PROBE: probePath, RENDER, HEAVY: JSON.stringify(heavyBody) },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, BASE: base, PROBE: probePath, RENDER },
+      stdio: ['pipe', 'pipe', 'inherit'],
     });
+    child.stdin.end(JSON.stringify(heavyBody));
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.on('error', fail);
@@ -152,8 +159,8 @@ describe('render limits (contract §2.5): a heavy template does not block the se
         expect(heavy.body).toMatchObject({ err: true, code: 17007 });
         expect(heavy.body.message).toMatch(/^The template could not be rendered: /);
         expect(heavy.body.message).toMatch(reason);
-        // Bounded: the 1 s budget plus a worker restart, with room for a loaded machine (was 15-44 s).
-        expect(heavy.ms).toBeLessThan(10_000);
+        // Bounded: 1 s of CPU, or 10 s on a machine too busy to give the worker that (was 15-44 s, or never).
+        expect(heavy.ms).toBeLessThan(30_000);
         // The issue's bound, plus this machine's own noise measured in the same test (near 0 when idle).
         const bound = PROBE_BOUND_MS + Math.max(...baseline);
         const report = { probe, baseline: baseline.map(Math.round), during: during.map(Math.round) };
