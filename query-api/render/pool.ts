@@ -53,7 +53,7 @@ export interface PoolStats {
   cache: CacheStats;
 }
 
-/** Heap of a worker with Handlebars, date-fns and its locales loaded, rounded up (measured ≈ 20 MiB). */
+/** Heap of a worker with Handlebars, date-fns and its locales loaded, rounded up (measured: 16 MiB). */
 const WORKER_BASE_MB = 32;
 const PRECHECK_ENTRIES = 10_000;
 /**
