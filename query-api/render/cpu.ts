@@ -8,8 +8,8 @@ export const TICK_MS = 10;
 
 const buffer = Buffer.alloc(1024);
 
-/** From an open `/proc/…/stat` file descriptor (re-read from offset 0 each time). */
-export function threadCpuTicks(fd: number): number {
+/** From an open `/proc/…/stat` file descriptor. */
+function threadCpuTicks(fd: number): number {
   if (fd < 0) return -1;
   try {
     const n = readSync(fd, buffer, 0, buffer.length, 0);

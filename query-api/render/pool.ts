@@ -62,8 +62,12 @@ const PRECHECK_ENTRIES = 10_000;
  * ends anyway, so no request waits without bound.
  */
 const WALL_FACTOR = 10;
-/** Written by the pool when it posts a task; the worker overwrites it with its CPU when it starts. */
-const NOT_STARTED = -2;
+/**
+ * The worker thread's CPU is first read this long after a task starts, and the task is charged this much
+ * for the time before: an upper bound, as the worker is idle between tasks. Most renders end sooner, so
+ * they cost no /proc read at all.
+ */
+const SAMPLE_MS = 50;
 
 interface Task {
   id: number;
@@ -81,9 +85,9 @@ interface Slot {
   index: number;
   worker: Worker;
   ready: boolean;
-  /** Linux thread id of the worker (-1: unknown), and its CPU ticks when its current task started. */
+  /** Linux thread id of the worker (-1: unknown), and its CPU ticks SAMPLE_MS into the current task. */
   tid: number;
-  cpuAtStart: Int32Array;
+  cpuSample: number;
   task: Task | undefined;
   timer: NodeJS.Timeout | undefined;
   /** Why the pool ended this worker, when it did. */
@@ -100,7 +104,7 @@ export class RenderPool {
   private readonly checked = new Map<string, { version: string; type: string; problem?: string }>();
   private readonly timeLimitMs: number;
   private readonly memoryLimitMb: number;
-  private readonly workerOptions: Omit<WorkerOptions, 'cpuAtStart'>;
+  private readonly workerOptions: WorkerOptions;
   private readonly log: Logger | undefined;
   private readonly killed = { time: 0, memory: 0, other: 0 };
   private nextId = 1;
@@ -135,8 +139,16 @@ export class RenderPool {
       contentType: t.contentType,
     };
     return new Promise<RenderResult>((resolve, reject) => {
-      const task = { id: this.nextId++, key, input, params, compiling: false, startedAt: 0 };
-      this.queue.push({ ...task, resolve, reject });
+      this.queue.push({
+        id: this.nextId++,
+        key,
+        input,
+        params,
+        compiling: false,
+        startedAt: 0,
+        resolve,
+        reject,
+      });
       this.pump();
     });
   }
@@ -195,13 +207,9 @@ export class RenderPool {
   }
 
   private spawn(index: number): Slot {
-    const cpuAtStart = new Int32Array(new SharedArrayBuffer(4));
-    const worker = startWorker(
-      { ...this.workerOptions, cpuAtStart },
-      {
-        maxOldGenerationSizeMb: WORKER_BASE_MB + this.workerOptions.cacheCost / 2 ** 20 + this.memoryLimitMb,
-      },
-    );
+    const worker = startWorker(this.workerOptions, {
+      maxOldGenerationSizeMb: WORKER_BASE_MB + this.workerOptions.cacheCost / 2 ** 20 + this.memoryLimitMb,
+    });
     // Idle workers must not keep the process alive; close() ends them in an orderly stop.
     worker.unref();
     const slot: Slot = {
@@ -209,7 +217,7 @@ export class RenderPool {
       worker,
       ready: false,
       tid: -1,
-      cpuAtStart,
+      cpuSample: -1,
       task: undefined,
       timer: undefined,
       killedFor: undefined,
@@ -307,19 +315,23 @@ export class RenderPool {
       const slot = free.find((s) => s.index === home) ?? free[0]!;
       slot.task = task;
       task.startedAt = performance.now();
-      Atomics.store(slot.cpuAtStart, 0, NOT_STARTED);
-      slot.timer = setTimeout(() => this.checkTime(slot, task), this.timeLimitMs);
+      slot.timer = setTimeout(() => this.sampleCpu(slot, task), Math.min(SAMPLE_MS, this.timeLimitMs));
       slot.worker.postMessage(this.message(task));
     }
   }
 
-  /** At the deadline: ends the worker if its task used the CPU budget, else looks again when it could have. */
+  private sampleCpu(slot: Slot, task: Task): void {
+    if (slot.task !== task) return;
+    slot.cpuSample = cpuTicksOfThread(slot.tid);
+    this.checkTime(slot, task);
+  }
+
+  /** Ends the worker once its task used the CPU budget, else looks again when it could have. */
   private checkTime(slot: Slot, task: Task): void {
     if (slot.task !== task) return;
     const wall = performance.now() - task.startedAt;
-    const start = Atomics.load(slot.cpuAtStart, 0);
-    const now = start >= 0 ? cpuTicksOfThread(slot.tid) : -1;
-    const cpu = start === NOT_STARTED ? 0 : now >= 0 ? (now - start) * TICK_MS : wall;
+    const now = slot.cpuSample >= 0 ? cpuTicksOfThread(slot.tid) : -1;
+    const cpu = now >= 0 ? (now - slot.cpuSample) * TICK_MS + SAMPLE_MS : wall;
     if (cpu >= this.timeLimitMs || wall >= this.timeLimitMs * WALL_FACTOR) {
       slot.killedFor = 'time';
       void slot.worker.terminate();

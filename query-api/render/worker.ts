@@ -4,9 +4,8 @@
  * has not compiled that version, and the pool sends it again with the content. So a 20 KB template
  * crosses the thread boundary once per version and worker, not once per request.
  */
-import { closeSync, openSync, readlinkSync } from 'node:fs';
+import { readlinkSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { threadCpuTicks } from './cpu.js';
 import {
   ParamsTooLargeError,
   TemplateRenderError,
@@ -22,8 +21,6 @@ export interface WorkerOptions {
   /** Cache bound in bytes + MUSTACHE_COST per mustache (engine.ts). */
   cacheCost: number;
   cacheEntries: number;
-  /** [0]: this thread's CPU ticks when the current task started (-1 where /proc is missing). */
-  cpuAtStart: Int32Array;
 }
 
 export type TemplateKey = Pick<StoredTemplate, 'accountId' | 'templateId' | 'version' | 'contentType'>;
@@ -56,20 +53,8 @@ const renderer = new TemplateRenderer({
   onCompile: () => port.postMessage({ id: current, compiled: true } satisfies WorkerReply),
 });
 
-/** This thread's own /proc stat file, kept open: one pread per task. */
-const stat = (() => {
-  try {
-    return openSync('/proc/thread-self/stat', 'r');
-  } catch {
-    return -1;
-  }
-})();
-process.on('exit', () => stat >= 0 && closeSync(stat));
-
 port.on('message', (task: WorkerTask) => {
   current = task.id;
-  // The pool's time limit counts this thread's CPU from here (a busy machine slows the clock, not this).
-  Atomics.store(options.cpuAtStart, 0, threadCpuTicks(stat));
   if (!task.source && !renderer.has(task.key)) {
     port.postMessage({ id: task.id, miss: true } satisfies WorkerReply);
     return;
