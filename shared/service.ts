@@ -14,7 +14,7 @@ import { createServiceApp } from '../query-api/ops/service-app.js';
 import type { IngestSink } from '../query-api/ingest-route.js';
 import type { Operation } from '../query-api/api12/router.js';
 import { automationStats } from '../query-api/stats/handler.js';
-import { TemplateRenderer } from '../query-api/render/engine.js';
+import { RenderPool } from '../query-api/render/pool.js';
 import { transactionalTemplateRender } from '../query-api/render/handler.js';
 import { listAll } from '../query-api/lists/handler.js';
 import { catalogOperations } from '../query-api/catalog-ops.js';
@@ -145,7 +145,8 @@ export async function startService(config: Config, log = createLogger(config.LOG
     defaultTimezone: config.DEFAULT_TIMEZONE,
     maxPeriodDays: config.MAX_PERIOD_DAYS,
   };
-  const renderDeps = { catalog, renderer: new TemplateRenderer(), log };
+  const renderer = new RenderPool({ log });
+  const renderDeps = { catalog, renderer, log };
   const operations: Record<string, Operation> = {
     'automation.stats': (caller, params) => automationStats(statsDeps, caller, params),
     'transactional.templateRender': (caller, params) =>
@@ -199,6 +200,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
       await Promise.all([
         worker && bounded('leaving the consumer group', 4_000, () => worker.stop()),
         kafkaSink && bounded('closing the producer', 4_000, () => kafkaSink.close()),
+        bounded('stopping the render workers', 2_000, () => renderer.close()),
       ]);
       catalog.stopPolling();
       await bounded('closing ClickHouse', 2_000, () => db.close());

@@ -6,6 +6,7 @@
 import type Handlebars from 'handlebars';
 import { templateCacheHit, templateCacheMiss } from '../../shared/metrics.js';
 import { createHandlebars, type HandlebarsEnv, type ListContext } from './helpers.js';
+import { MAX_OUTPUT_CHARS, MAX_TEMPLATE_BYTES, measureTemplate } from './limits.js';
 
 export type { ListContext };
 
@@ -32,8 +33,7 @@ export interface RenderResult {
   props: Record<string, unknown> | null;
 }
 
-/** Also enforced by the catalog schema; checked here so the engine never compiles more. */
-export const MAX_TEMPLATE_BYTES = 512 * 1024;
+export { MAX_TEMPLATE_BYTES };
 /** Params are at most 1 MiB on the wire (HTTP layer); the engine renders with at most this much. */
 export const MAX_PARAMS_BYTES = 256 * 1024;
 export const MAX_PARAMS_DEPTH = 20;
@@ -58,6 +58,12 @@ export class ParamsTooLargeError extends Error {
   }
 }
 
+/**
+ * Heap a compiled mustache keeps (≈1 KiB measured: each becomes a helper-or-value lookup in the generated
+ * function), so a cache bounded by `maxCost` bounds the heap even for templates dense with mustaches.
+ */
+export const MUSTACHE_COST = 1024;
+
 type Template = Handlebars.TemplateDelegate;
 type Runtime = Handlebars.RuntimeOptions;
 type PropsRenderer = (params: unknown, runtime: Runtime) => unknown;
@@ -66,6 +72,8 @@ interface Entry {
   version: string;
   type: 'html' | 'text';
   bytes: number;
+  /** What the entry weighs in the cache: its source bytes plus MUSTACHE_COST per mustache. */
+  cost: number;
   content: Template;
   props: PropsRenderer | null;
 }
@@ -86,11 +94,28 @@ export class TemplateRenderer {
   private readonly cache = new Map<string, Entry>();
   private readonly maxEntries: number;
   private readonly maxBytes: number;
-  private readonly stats = { bytes: 0, compiles: 0, hits: 0, misses: 0, evictions: 0 };
+  private readonly maxCost: number;
+  private readonly onCompile: (() => void) | undefined;
+  private readonly stats = { bytes: 0, cost: 0, compiles: 0, hits: 0, misses: 0, evictions: 0 };
 
-  constructor(opts: { maxEntries?: number; maxBytes?: number } = {}) {
+  /**
+   * `maxEntries`, `maxBytes` (source bytes) and `maxCost` (bytes + MUSTACHE_COST per mustache) bound the
+   * cache; `onCompile` is called after a template version is compiled, before it first renders (the
+   * render worker reports it, so a template that is too heavy to compile can be refused from then on).
+   */
+  constructor(
+    opts: { maxEntries?: number; maxBytes?: number; maxCost?: number; onCompile?: () => void } = {},
+  ) {
     this.maxEntries = opts.maxEntries ?? 1000;
     this.maxBytes = opts.maxBytes ?? 64 * 1024 * 1024;
+    this.maxCost = opts.maxCost ?? Infinity;
+    this.onCompile = opts.onCompile;
+  }
+
+  /** Whether this version of the template is compiled and cached (the render worker asks first). */
+  has(t: Pick<StoredTemplate, 'accountId' | 'templateId' | 'version' | 'contentType'>): boolean {
+    const cached = this.cache.get(cacheKey(t));
+    return cached !== undefined && cached.version === t.version && cached.type === t.contentType;
   }
 
   render(input: RenderInput): RenderResult {
@@ -109,15 +134,22 @@ export class TemplateRenderer {
     }
     // Each props string reports its own path, so no outer wrapping here.
     const props = entry.props ? (entry.props(params, runtime) as Record<string, unknown>) : null;
+    const chars = content.length + (props ? JSON.stringify(props).length : 0);
+    if (chars > MAX_OUTPUT_CHARS) {
+      throw new TemplateRenderError(
+        `the rendered template is ${chars} characters, over the ${MAX_OUTPUT_CHARS} character limit`,
+      );
+    }
     return { content, engine: 'handlebars', type: input.template.contentType, props };
   }
 
   cacheStats(): CacheStats {
-    return { entries: this.cache.size, ...this.stats };
+    const { bytes, compiles, hits, misses, evictions } = this.stats;
+    return { entries: this.cache.size, bytes, compiles, hits, misses, evictions };
   }
 
   private compiled(t: StoredTemplate): Entry {
-    const key = `${t.accountId}\u0000${t.templateId}`;
+    const key = cacheKey(t);
     const cached = this.cache.get(key);
     if (cached && cached.version === t.version && cached.type === t.contentType) {
       this.cache.delete(key);
@@ -132,11 +164,17 @@ export class TemplateRenderer {
     templateCacheMiss();
 
     const entry = this.compile(t);
-    if (entry.bytes <= this.maxBytes) {
+    this.onCompile?.();
+    if (entry.bytes <= this.maxBytes && entry.cost <= this.maxCost) {
       this.cache.set(key, entry);
       this.stats.bytes += entry.bytes;
+      this.stats.cost += entry.cost;
       for (const [oldKey, old] of this.cache) {
-        if (this.cache.size <= this.maxEntries && this.stats.bytes <= this.maxBytes) break;
+        const fits =
+          this.cache.size <= this.maxEntries &&
+          this.stats.bytes <= this.maxBytes &&
+          this.stats.cost <= this.maxCost;
+        if (fits) break;
         this.remove(oldKey, old);
         this.stats.evictions++;
       }
@@ -147,19 +185,18 @@ export class TemplateRenderer {
   private remove(key: string, entry: Entry): void {
     this.cache.delete(key);
     this.stats.bytes -= entry.bytes;
+    this.stats.cost -= entry.cost;
   }
 
   private compile(t: StoredTemplate): Entry {
-    const contentBytes = Buffer.byteLength(t.content, 'utf8');
-    if (contentBytes > MAX_TEMPLATE_BYTES) {
-      throw new TemplateRenderError(
-        `the template is ${contentBytes} bytes, over the ${MAX_TEMPLATE_BYTES} byte limit`,
-      );
-    }
-    const bytes = { total: contentBytes };
+    // Size, mustaches and nesting first: cheap, and what would overflow the compiler's stack never reaches it.
+    const measured = measureTemplate(t);
+    if (measured.problem) throw new TemplateRenderError(measured.problem);
+    const bytes = { total: Buffer.byteLength(t.content, 'utf8') };
     const content = this.compileString(t.content, t.contentType === 'text', '');
     const props = t.props ? this.compileProps(t.props, 'props', bytes) : null;
-    return { version: t.version, type: t.contentType, bytes: bytes.total, content, props };
+    const cost = bytes.total + MUSTACHE_COST * measured.mustaches;
+    return { version: t.version, type: t.contentType, bytes: bytes.total, cost, content, props };
   }
 
   /** Props values are plain text (e.g. a subject line): strings render unescaped, other values as they are. */
@@ -200,9 +237,32 @@ export class TemplateRenderer {
       throw new TemplateRenderError(where + reasonOf(err, this.env));
     }
     this.stats.compiles++;
-    return this.env.compile(ast, { noEscape, strict: false });
+    // Compiled now rather than on first use (what env.compile() would do), so all the work of a new
+    // version happens here: its errors are never cached, and the render worker can tell compiling a
+    // template from rendering it. These are the steps of Handlebars' own compileInput().
+    const options = { noEscape, strict: false, data: true };
+    const env = this.env as unknown as CompilerEnv;
+    try {
+      const environment = new env.Compiler().compile(env.parse(ast, options), options);
+      return env.template(new env.JavaScriptCompiler().compile(environment, options, undefined, true));
+    } catch (err) {
+      throw new TemplateRenderError(where + reasonOf(err, this.env));
+    }
   }
 }
+
+/** The parts of a Handlebars environment that its compile() uses, absent from its typings. */
+interface CompilerEnv {
+  parse(ast: unknown, options: object): unknown;
+  Compiler: new () => { compile(ast: unknown, options: object): unknown };
+  JavaScriptCompiler: new () => {
+    compile(environment: unknown, options: object, context: undefined, asObject: true): unknown;
+  };
+  template(spec: unknown): Template;
+}
+
+const cacheKey = (t: Pick<StoredTemplate, 'accountId' | 'templateId'>) =>
+  `${t.accountId}\u0000${t.templateId}`;
 
 interface Loc {
   first_line: number;
@@ -255,6 +315,15 @@ const SANITIZED = new WeakSet<object>();
  * without functions or other non-JSON values (Handlebars would call a function found in the context),
  * at most MAX_PARAMS_DEPTH levels deep and MAX_PARAMS_BYTES of JSON.
  */
+/**
+ * Params that sanitizeParams() produced in another thread and that reached this one by structured clone
+ * (which makes only plain objects, arrays and primitives): taken as they are, not copied again.
+ */
+export function trustSanitized(params: Record<string, unknown>): Record<string, unknown> {
+  SANITIZED.add(params);
+  return params;
+}
+
 export function sanitizeParams(params: unknown): Record<string, unknown> {
   const copy = copyJson(params, 0);
   const out = copy !== null && typeof copy === 'object' ? (copy as Record<string, unknown>) : {};

@@ -17,13 +17,14 @@ import {
   ParamsTooLargeError,
   TemplateRenderError,
   sanitizeParams,
+  type RenderInput,
   type RenderResult,
-  type TemplateRenderer,
 } from './engine.js';
 
 export interface RenderDeps {
   catalog: Catalog;
-  renderer: TemplateRenderer;
+  /** The service's RenderPool (off the event loop, with limits); a TemplateRenderer renders in-line. */
+  renderer: { render(input: RenderInput): RenderResult | Promise<RenderResult> };
   log: Logger;
   /** How long a template lookup may take before the answer is 17006/503 (default 5 s). */
   templateFetchTimeoutMs?: number;
@@ -150,7 +151,7 @@ export async function transactionalTemplateRender(
   if (!template || template.deleted) throw templateNotFetched(404, `template ${templateId} not found`);
 
   try {
-    return deps.renderer.render({
+    return await deps.renderer.render({
       template: {
         templateId,
         accountId: account.account_id,

@@ -1,0 +1,364 @@
+/**
+ * Compiles and renders templates off the event loop (contract §2.5), in a small pool of worker threads
+ * (node:worker_threads; piscina was considered, but the pool needs per-task kills with a reason, a
+ * template-to-worker preference and a two-step send of the template, which are a few lines here).
+ *
+ * - Cheap checks first, in this thread, once per version (limits.ts): size, mustaches, nesting.
+ * - Each task may run RENDER_TIME_LIMIT_MS on its worker; past that the worker is terminated. Each worker's
+ *   V8 heap is capped (`resourceLimits`), so a render that allocates too much ends that worker, not the
+ *   process. Either way the request answers 17007, and a fresh worker takes the dead one's place.
+ * - A version that used up its budget while compiling (not rendering: that depends on the params) is
+ *   refused from then on without being tried again.
+ * - Compiled templates are cached in the workers (engine.ts), per account, template and version. A task
+ *   goes to the worker its template hashes to when that worker is free, so a version is normally compiled
+ *   once; when it is busy another free worker takes the task (and compiles it too) rather than keep the
+ *   request waiting behind a heavy template.
+ */
+import { availableParallelism } from 'node:os';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../../shared/log.js';
+import {
+  ParamsTooLargeError,
+  TemplateRenderError,
+  sanitizeParams,
+  type CacheStats,
+  type RenderInput,
+  type RenderResult,
+} from './engine.js';
+import { TICK_MS, cpuTicksOfThread } from './cpu.js';
+import { RENDER_MEMORY_LIMIT_MB, RENDER_TIME_LIMIT_MS, measureTemplate } from './limits.js';
+import type { TemplateKey, WorkerOptions, WorkerReply, WorkerTask } from './worker.js';
+
+export interface RenderPoolOptions {
+  /** Worker threads (default: the number of cores, at least 2, at most 4). */
+  size?: number;
+  timeLimitMs?: number;
+  /** Heap one compile + render may use; the worker's heap cap adds its baseline and its cache. */
+  memoryLimitMb?: number;
+  /** Each worker's compiled-template cache, in MiB of weighed cost (engine.ts MUSTACHE_COST). */
+  cacheMb?: number;
+  log?: Logger;
+}
+
+export interface PoolStats {
+  workers: number;
+  queued: number;
+  /** Workers ended for exceeding the time or the memory limit, or that died otherwise. */
+  killed: { time: number; memory: number; other: number };
+  /** Template versions refused by the cheap checks or after exceeding the budget while compiling. */
+  refusedVersions: number;
+  /** Summed over the workers' caches. */
+  cache: CacheStats;
+}
+
+/** Heap of a worker with Handlebars, date-fns and its locales loaded, rounded up (measured: 16 MiB). */
+const WORKER_BASE_MB = 32;
+const PRECHECK_ENTRIES = 10_000;
+/**
+ * The limit is CPU time of the worker's thread (Linux /proc; wall-clock time elsewhere). A starved
+ * machine may give that thread little CPU: past this many times the limit in wall-clock time the task
+ * ends anyway, so no request waits without bound.
+ */
+const WALL_FACTOR = 10;
+/**
+ * The worker thread's CPU is first read this long after a task starts, and the task is charged this much
+ * for the time before: an upper bound, as the worker is idle between tasks. Most renders end sooner, so
+ * they cost no /proc read at all.
+ */
+const SAMPLE_MS = 50;
+
+interface Task {
+  id: number;
+  key: TemplateKey;
+  input: RenderInput;
+  params: Record<string, unknown>;
+  /** Set once the worker asked for the source: the version is being compiled. */
+  compiling: boolean;
+  startedAt: number;
+  resolve(r: RenderResult): void;
+  reject(e: Error): void;
+}
+
+interface Slot {
+  index: number;
+  worker: Worker;
+  ready: boolean;
+  /** Linux thread id of the worker (-1: unknown), and its CPU ticks SAMPLE_MS into the current task. */
+  tid: number;
+  cpuSample: number;
+  task: Task | undefined;
+  timer: NodeJS.Timeout | undefined;
+  /** Why the pool ended this worker, when it did. */
+  killedFor: 'time' | undefined;
+  stats: CacheStats;
+}
+
+const EMPTY_STATS: CacheStats = { entries: 0, bytes: 0, compiles: 0, hits: 0, misses: 0, evictions: 0 };
+
+export class RenderPool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: Task[] = [];
+  /** Per account/template: the last version checked and its problem (undefined: fits). Map order is LRU. */
+  private readonly checked = new Map<string, { version: string; type: string; problem?: string }>();
+  private readonly timeLimitMs: number;
+  private readonly memoryLimitMb: number;
+  private readonly workerOptions: WorkerOptions;
+  private readonly log: Logger | undefined;
+  private readonly killed = { time: 0, memory: 0, other: 0 };
+  private nextId = 1;
+  private closed = false;
+
+  constructor(opts: RenderPoolOptions = {}) {
+    const size = opts.size ?? Math.min(4, Math.max(2, availableParallelism()));
+    this.timeLimitMs = opts.timeLimitMs ?? RENDER_TIME_LIMIT_MS;
+    this.memoryLimitMb = opts.memoryLimitMb ?? RENDER_MEMORY_LIMIT_MB;
+    const cacheMb = opts.cacheMb ?? 32;
+    this.workerOptions = { cacheCost: cacheMb * 2 ** 20, cacheEntries: 1000 };
+    this.log = opts.log;
+    for (let i = 0; i < size; i++) this.slots.push(this.spawn(i));
+  }
+
+  /** Renders in a worker; rejects with TemplateRenderError (17007) or ParamsTooLargeError like the engine. */
+  render(input: RenderInput): Promise<RenderResult> {
+    if (this.closed) return Promise.reject(new Error('the render pool is closed'));
+    const t = input.template;
+    const problem = this.precheck(t);
+    if (problem) return Promise.reject(new TemplateRenderError(problem));
+    let params: Record<string, unknown>;
+    try {
+      params = sanitizeParams(input.params); // a no-op for params the handler already sanitized
+    } catch (err) {
+      return Promise.reject(err as ParamsTooLargeError);
+    }
+    const key = {
+      accountId: t.accountId,
+      templateId: t.templateId,
+      version: t.version,
+      contentType: t.contentType,
+    };
+    return new Promise<RenderResult>((resolve, reject) => {
+      this.queue.push({
+        id: this.nextId++,
+        key,
+        input,
+        params,
+        compiling: false,
+        startedAt: 0,
+        resolve,
+        reject,
+      });
+      this.pump();
+    });
+  }
+
+  stats(): PoolStats {
+    const cache = { ...EMPTY_STATS };
+    for (const slot of this.slots) {
+      for (const k of Object.keys(cache) as (keyof CacheStats)[]) cache[k] += slot.stats[k];
+    }
+    let refusedVersions = 0;
+    for (const c of this.checked.values()) if (c.problem) refusedVersions++;
+    return {
+      workers: this.slots.length,
+      queued: this.queue.length,
+      killed: { ...this.killed },
+      refusedVersions,
+      cache,
+    };
+  }
+
+  /** Resolves once every worker has loaded the engine (the service starts without waiting for it). */
+  async ready(): Promise<void> {
+    while (!this.closed && this.slots.some((s) => !s.ready)) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const task of this.queue.splice(0)) task.reject(new Error('the render pool is closed'));
+    await Promise.all(
+      this.slots.map((slot) => {
+        clearTimeout(slot.timer);
+        slot.task?.reject(new Error('the render pool is closed'));
+        slot.task = undefined;
+        return slot.worker.terminate();
+      }),
+    );
+  }
+
+  private precheck(t: RenderInput['template']): string | undefined {
+    const k = `${t.accountId}\u0000${t.templateId}`;
+    const seen = this.checked.get(k);
+    if (seen && seen.version === t.version && seen.type === t.contentType) {
+      this.checked.delete(k);
+      this.checked.set(k, seen);
+      return seen.problem;
+    }
+    const { problem } = measureTemplate(t);
+    this.remember(k, { version: t.version, type: t.contentType, problem });
+    return problem;
+  }
+
+  private remember(k: string, value: { version: string; type: string; problem?: string }): void {
+    this.checked.delete(k);
+    this.checked.set(k, value);
+    if (this.checked.size > PRECHECK_ENTRIES) this.checked.delete(this.checked.keys().next().value!);
+  }
+
+  private spawn(index: number): Slot {
+    const worker = startWorker(this.workerOptions, {
+      maxOldGenerationSizeMb: WORKER_BASE_MB + this.workerOptions.cacheCost / 2 ** 20 + this.memoryLimitMb,
+    });
+    // Idle workers must not keep the process alive; close() ends them in an orderly stop.
+    worker.unref();
+    const slot: Slot = {
+      index,
+      worker,
+      ready: false,
+      tid: -1,
+      cpuSample: -1,
+      task: undefined,
+      timer: undefined,
+      killedFor: undefined,
+      stats: EMPTY_STATS,
+    };
+    let outOfMemory = false;
+    worker.on('message', (m: WorkerReply) => this.onMessage(slot, m));
+    worker.on('error', (err: Error & { code?: string }) => {
+      if (err.code === 'ERR_WORKER_OUT_OF_MEMORY') outOfMemory = true;
+      else this.log?.error({ err }, 'render worker failed');
+    });
+    worker.on('exit', () => {
+      if (this.slots[index] !== slot || this.closed) return;
+      clearTimeout(slot.timer);
+      const reason = slot.killedFor ?? (outOfMemory ? 'memory' : 'other');
+      this.killed[reason]++;
+      const task = slot.task;
+      slot.task = undefined;
+      if (task) this.fail(task, reason);
+      else if (!slot.ready) this.log?.error('render worker exited while starting');
+      // Replace it; a worker that cannot even start is retried after a pause, not in a tight loop.
+      const restart = () => {
+        if (this.closed) return;
+        this.slots[index] = this.spawn(index);
+      };
+      if (slot.ready) restart();
+      else setTimeout(restart, 1_000).unref();
+    });
+    return slot;
+  }
+
+  private fail(task: Task, reason: 'time' | 'memory' | 'other'): void {
+    const what = task.compiling ? 'compiling' : 'rendering';
+    if (reason === 'other') {
+      task.reject(new Error(`the render worker stopped while ${what} template ${task.key.templateId}`));
+      return;
+    }
+    const limit =
+      reason === 'time'
+        ? `took longer than the ${this.timeLimitMs / 1000} s limit`
+        : `needed more than ${this.memoryLimitMb} MiB of memory`;
+    const message = `${what} the template ${limit}`;
+    this.log?.warn(
+      { account_id: task.key.accountId, template_id: task.key.templateId, version: task.key.version, reason },
+      `render worker ended: ${message}`,
+    );
+    // Compiling does not depend on the params: this version would fail again, so it is refused from now on.
+    if (task.compiling) {
+      const { accountId, templateId, version, contentType } = task.key;
+      this.remember(`${accountId}\u0000${templateId}`, { version, type: contentType, problem: message });
+    }
+    task.reject(new TemplateRenderError(message));
+  }
+
+  private onMessage(slot: Slot, m: WorkerReply): void {
+    if ('ready' in m) {
+      slot.ready = true;
+      slot.tid = m.tid;
+      this.pump();
+      return;
+    }
+    const task = slot.task;
+    if (!task || task.id !== m.id) return;
+    if ('miss' in m) {
+      task.compiling = true;
+      const { content, props } = task.input.template;
+      slot.worker.postMessage(this.message(task, { content, props }));
+      return;
+    }
+    if ('compiled' in m) {
+      task.compiling = false;
+      return;
+    }
+    clearTimeout(slot.timer);
+    slot.task = undefined;
+    slot.stats = m.stats;
+    if ('result' in m) task.resolve(m.result);
+    else if (m.error.kind === 'render') task.reject(new TemplateRenderError(m.error.reason));
+    else if (m.error.kind === 'params') task.reject(new ParamsTooLargeError(m.error.reason));
+    else task.reject(new Error(`render worker: ${m.error.reason}`));
+    this.pump();
+  }
+
+  private message(task: Task, source?: WorkerTask['source']): WorkerTask {
+    return { id: task.id, key: task.key, source, params: task.params, list: task.input.list };
+  }
+
+  /** Starts queued tasks on free workers, each on its template's own worker when that one is free. */
+  private pump(): void {
+    while (this.queue.length > 0) {
+      const free = this.slots.filter((s) => s.ready && !s.task);
+      if (free.length === 0) return;
+      const task = this.queue.shift()!;
+      const home = hash(`${task.key.accountId}\u0000${task.key.templateId}`) % this.slots.length;
+      const slot = free.find((s) => s.index === home) ?? free[0]!;
+      slot.task = task;
+      task.startedAt = performance.now();
+      slot.timer = setTimeout(() => this.sampleCpu(slot, task), Math.min(SAMPLE_MS, this.timeLimitMs));
+      slot.worker.postMessage(this.message(task));
+    }
+  }
+
+  private sampleCpu(slot: Slot, task: Task): void {
+    if (slot.task !== task) return;
+    slot.cpuSample = cpuTicksOfThread(slot.tid);
+    this.checkTime(slot, task);
+  }
+
+  /** Ends the worker once its task used the CPU budget, else looks again when it could have. */
+  private checkTime(slot: Slot, task: Task): void {
+    if (slot.task !== task) return;
+    const wall = performance.now() - task.startedAt;
+    const now = slot.cpuSample >= 0 ? cpuTicksOfThread(slot.tid) : -1;
+    const cpu = now >= 0 ? (now - slot.cpuSample) * TICK_MS + SAMPLE_MS : wall;
+    if (cpu >= this.timeLimitMs || wall >= this.timeLimitMs * WALL_FACTOR) {
+      slot.killedFor = 'time';
+      void slot.worker.terminate();
+      return;
+    }
+    slot.timer = setTimeout(() => this.checkTime(slot, task), Math.max(20, this.timeLimitMs - cpu));
+  }
+}
+
+/** FNV-1a: a stable, cheap spread of templates over workers. */
+function hash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/**
+ * The worker runs worker.js next to this file in compiled JavaScript. From TypeScript sources (tsx, vitest)
+ * there is no loader in a fresh worker, so a bootstrap registers tsx there first.
+ */
+function startWorker(workerData: WorkerOptions, resourceLimits: Worker['resourceLimits']): Worker {
+  const ts = import.meta.url.endsWith('.ts');
+  const entry = new URL(ts ? './worker.ts' : './worker.js', import.meta.url);
+  if (!ts) return new Worker(entry, { workerData, resourceLimits });
+  const tsx = createRequire(import.meta.url)
+    .resolve('tsx/esm/api')
+    .replace(/\.cjs$/, '.mjs');
+  const bootstrap = `import(${JSON.stringify(pathToFileURL(tsx).href)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); });`;
+  return new Worker(bootstrap, { eval: true, workerData, resourceLimits, execArgv: [] });
+}

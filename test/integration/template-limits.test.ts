@@ -1,0 +1,203 @@
+import { spawn } from 'node:child_process';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256, startTestService, type TestService } from '../support/service.js';
+
+/**
+ * Contract §2.5 render limits, issue 9 defect 4: a heavy template never stops the service from answering
+ * others. The heavy request and the probes are sent by a child process, so what is timed is the server's
+ * answer, not this process's own (possibly blocked) event loop.
+ */
+const USER = { user: 41, key: 'limits-key' };
+const LIST = 21;
+const RENDER = `/api/1.2/rest/${USER.user}/${USER.key}/transactional.templateRender.json`;
+const STATS = `/api/1.2/rest/${USER.user}/${USER.key}/automation.stats.json?list_id=${LIST}&days=7`;
+/** The issue's bound for a request answered while a heavy template renders. */
+const PROBE_BOUND_MS = 250;
+
+const template = (id: string, content: string) => ({
+  type: 'template',
+  template_id: id,
+  account_id: 'acc-limits',
+  content,
+});
+
+/** 512 KiB of `{{a}}` (the catalog's size limit): 104,857 mustaches. */
+const FLOOD = '{{a}}'.repeat(Math.floor((512 * 1024) / 5));
+/** 5,000 nested blocks: the Handlebars compiler recursed until the stack overflowed. */
+const DEEP = '{{#if a}}'.repeat(5000) + 'x' + '{{/if}}'.repeat(5000);
+/** A small template whose render never ends with 200 items: 200^4 = 1.6e9 iterations. */
+const LOOP =
+  '{{#each items}}{{#each @root.items}}{{#each @root.items}}{{#each @root.items}}.{{/each}}{{/each}}{{/each}}{{/each}}';
+/**
+ * Each iteration makes a new 200 KiB string (JSON of s), kept in the output: 10,000 × 200 KiB. The heap cap
+ * ends it, or on a busy machine the time limit first (V8 collects harder as the cap nears): either is 17007.
+ */
+const HOG = '{{#each items}}{{#each @root.items}}{{{json @root.s}}}{{/each}}{{/each}}';
+
+interface Answer {
+  status: number;
+  body: { err?: boolean; code?: number; message?: string; content?: string };
+  ms: number;
+}
+interface Probed {
+  heavy: Answer;
+  /** Probe latencies (ms) before the heavy request was sent. */
+  baseline: number[];
+  /** Probe latencies (ms) while the heavy request was in flight. */
+  during: number[];
+}
+
+/**
+ * In a child process: `baseline` probes one after another, then the heavy request, then probes one after
+ * another (each timed from when it was sent) until the heavy one answers.
+ */
+function probeWhileHeavy(base: string, heavyBody: unknown, probePath: string): Promise<Probed> {
+  const script = `
+const base = process.env.BASE, probe = base + process.env.PROBE;
+const once = async (url, init) => {
+  const t = performance.now();
+  try { const r = await fetch(url, init); const text = await r.text(); return { status: r.status, body: JSON.parse(text), ms: performance.now() - t }; }
+  catch (e) { return { status: 0, body: { error: String(e.cause ?? e) }, ms: performance.now() - t }; }
+};
+(async () => {
+  let heavyBody = '';
+  for await (const c of process.stdin) heavyBody += c;
+  const baseline = [];
+  for (let i = 0; i < 20; i++) baseline.push((await once(probe)).ms);
+  let heavy;
+  const p = once(base + process.env.RENDER, { method: 'POST', headers: { 'content-type': 'application/json' }, body: heavyBody }).then((a) => (heavy = a));
+  const during = [];
+  await new Promise((r) => setTimeout(r, 20));
+  while (!heavy) { during.push((await once(probe)).ms); await new Promise((r) => setTimeout(r, 10)); }
+  await p;
+  process.stdout.write(JSON.stringify({ heavy, baseline, during }));
+})().catch((e) => { console.error(e); process.exit(1); });`;
+  return new Promise((ok, fail) => {
+    const child = spawn(process.execPath, ['-e', script], {
+      env: { ...process.env, BASE: base, PROBE: probePath, RENDER },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    child.stdin.end(JSON.stringify(heavyBody));
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('error', fail);
+    child.on('exit', (code) =>
+      code === 0 ? ok(JSON.parse(out) as Probed) : fail(new Error(`prober exited ${code}`)),
+    );
+  });
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+describe('render limits (contract §2.5): a heavy template does not block the service', () => {
+  let svc: TestService;
+
+  beforeAll(async () => {
+    svc = await startTestService();
+    const res = await svc.ingest([
+      { type: 'user', user_id: USER.user, api_key_sha256: sha256(USER.key) },
+      { type: 'list', list_id: LIST, name: 'limits' },
+      { type: 'list_access', user_id: USER.user, list_id: LIST, granted: true },
+      { type: 'smtp_account', account_id: 'acc-limits', list_id: LIST, active: true, is_default: true },
+      template('flood', FLOOD),
+      template('deep', DEEP),
+      template('loop', LOOP),
+      template('hog', HOG),
+      template('fine', '<p>Hi {{name}}</p>'),
+    ]);
+    expect(res.body.rejected).toEqual([]);
+    // Warm the catalog and auth caches, so probes and heavy requests time the render path only.
+    const warm = await svc.call(RENDER, {
+      method: 'POST',
+      body: JSON.stringify({ list_id: LIST, template_id: 'fine', params: { name: 'Ana' } }),
+      contentType: 'application/json',
+    });
+    expect(warm.body.content).toBe('<p>Hi Ana</p>');
+  });
+  afterAll(() => svc?.stop());
+
+  const cases: [string, string, Record<string, unknown>, RegExp][] = [
+    [
+      '512 KiB of {{a}}',
+      'flood',
+      { a: 1 },
+      /the template has 104857 mustaches \({{…}}\), over the 5000 limit/,
+    ],
+    [
+      '5,000 nested {{#if}} blocks',
+      'deep',
+      { a: 1 },
+      /blocks are nested 101 deep \(line 1, column \d+\), over the 100 limit/,
+    ],
+    [
+      'a render loop of 1.6e9 iterations',
+      'loop',
+      { items: Array.from({ length: 200 }, (_, i) => i) },
+      /^The template could not be rendered: rendering the template took longer than the 1 s limit$/,
+    ],
+    [
+      'a render that allocates 2 GiB',
+      'hog',
+      { items: Array.from({ length: 100 }, (_, i) => i), s: 'x'.repeat(200 * 1024) },
+      /needed more than 64 MiB of memory|took longer than the 1 s limit/,
+    ],
+  ];
+
+  it.each(cases)(
+    '%s: 17007 in bounded time; /health and stats answer meanwhile',
+    async (_, id, params, reason) => {
+      for (const probe of ['/health', STATS]) {
+        const elu0 = performance.eventLoopUtilization();
+        const delay = monitorEventLoopDelay({ resolution: 10 });
+        delay.enable();
+        const t0 = performance.now();
+        const { heavy, baseline, during } = await probeWhileHeavy(
+          svc.url!,
+          { list_id: LIST, template_id: id, params },
+          probe,
+        );
+        const elu = performance.eventLoopUtilization(elu0);
+        delay.disable();
+        const wall = performance.now() - t0;
+        expect(heavy.status).toBe(422);
+        expect(heavy.body).toMatchObject({ err: true, code: 17007 });
+        expect(heavy.body.message).toMatch(/^The template could not be rendered: /);
+        expect(heavy.body.message).toMatch(reason);
+        // Bounded: 1 s of CPU, or 10 s on a machine too busy to give the worker that (was 15-44 s, or never).
+        expect(heavy.ms).toBeLessThan(30_000);
+        const report = {
+          probe,
+          loopDelayMaxMs: Math.round(delay.max / 1e6),
+          baseline: baseline.map(Math.round),
+          during: during.map(Math.round),
+        };
+        // The event loop itself, independent of the machine's load: the process that serves HTTP was mostly
+        // idle while the heavy template was handled (a render on the loop keeps it near 1 for seconds)...
+        expect(elu.utilization, JSON.stringify({ wall, ...report })).toBeLessThan(0.5);
+        // The loop's longest stall (loopDelayMaxMs) is reported, not asserted against 250 ms: on this shared
+        // 2-core machine (load 20-40) it reached 270-420 ms even while the template was refused by the cheap
+        // checks, i.e. with no render work in the process at all. That is the machine, not the event loop;
+        // the utilization above and the latencies below compare against this run's own baseline instead.
+        if (during.length === 0) {
+          // Refused before the first probe was sent: nothing could have waited on it longer than it took.
+          expect(heavy.ms, JSON.stringify(report)).toBeLessThan(PROBE_BOUND_MS + Math.max(...baseline));
+        } else {
+          // End to end, from another process: answers as fast as before, give or take 250 ms (medians, so
+          // a moment of this shared machine's load, which hits both, does not decide).
+          expect(median(during), JSON.stringify(report)).toBeLessThan(PROBE_BOUND_MS + median(baseline));
+        }
+      }
+    },
+  );
+
+  it('a normal template still renders after the heavy ones', async () => {
+    const res = await svc.call(RENDER, {
+      method: 'POST',
+      body: JSON.stringify({ list_id: LIST, template_id: 'fine', params: { name: 'Bo' } }),
+      contentType: 'application/json',
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.content).toBe('<p>Hi Bo</p>');
+  });
+});
