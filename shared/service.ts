@@ -20,6 +20,7 @@ import { KafkaProgress } from './clickhouse/kafka-progress.js';
 import { migrate } from './clickhouse/migrate.js';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
+import { waitFor } from './retry.js';
 
 export interface Service {
   config: Config;
@@ -51,7 +52,7 @@ function ingestToken(config: Config): string {
 
 /** config → ClickHouse → migrations → roles → demo seed on an empty embedded store. */
 export async function startService(config: Config, log = createLogger(config.LOG_LEVEL)): Promise<Service> {
-  const db = await openDb(config);
+  const db = await openDb(config, log);
   await migrate(db, log);
   const catalog = new Catalog(db, config.DEFAULT_TIMEZONE, log);
   catalog.startPolling(config.CATALOG_POLL_MS);
@@ -69,7 +70,15 @@ export async function startService(config: Config, log = createLogger(config.LOG
   if (config.KAFKA_BROKERS.length > 0) {
     const kafka = createKafka(config, log);
     const topics = kafkaTopics(config);
-    await ensureTopics(kafka, config);
+    // Wait for the brokers with backoff (a client without kafkajs' own long retries: one line per attempt).
+    await waitFor(
+      'Kafka',
+      () => ensureTopics(createKafka(config, log, { retries: 0, quiet: true }), config),
+      {
+        log,
+        waitSeconds: config.STARTUP_WAIT_SECONDS,
+      },
+    );
     sink = kafkaSink = await KafkaSink.connect(kafka, topics);
     if (config.ROLE !== 'api') {
       const options = {
@@ -118,10 +127,9 @@ export async function startService(config: Config, log = createLogger(config.LOG
   if (config.ROLE !== 'ingest') {
     const app = createApp({ log, operations, ingest: { sink, token } });
     server = await new Promise<Server>((ok) => {
-      const s = app.listen(config.PORT, () => ok(s));
+      const s = app.listen(config.PORT, config.HOST, () => ok(s));
     });
-    const address = server.address();
-    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : config.PORT}`;
+    url = listenUrl(server, config);
   }
 
   return {
@@ -143,4 +151,12 @@ export async function startService(config: Config, log = createLogger(config.LOG
       await db.close();
     },
   };
+}
+
+/** The URL to reach the listener from this machine (a wildcard address is reached via loopback). */
+export function listenUrl(server: Server, config: Config): string {
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const host = ['0.0.0.0', '::'].includes(config.HOST) ? '127.0.0.1' : config.HOST;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
