@@ -1,4 +1,9 @@
-import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import {
+  ClickHouseLogLevel,
+  createClient,
+  type ClickHouseClient,
+  type ClickHouseSettings,
+} from '@clickhouse/client';
 // Type only: erased at build time. The engine itself is imported on demand (see openEmbedded), so that
 // server mode runs where chdb is not installed (an optional dependency) and never loads its addon.
 import type { ChdbConnection } from 'chdb/connection';
@@ -166,7 +171,12 @@ async function openServer(config: Config, url: string, log: Logger): Promise<Db>
   const database = config.CLICKHOUSE_DATABASE;
   const cluster = config.CLICKHOUSE_CLUSTER;
   const credentials = { url, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD };
-  const bootstrap = createClient({ ...credentials, request_timeout: 10_000 });
+  // Quiet: each failed attempt is one line of ours (waitFor), not the client's stack traces.
+  const bootstrap = createClient({
+    ...credentials,
+    request_timeout: 10_000,
+    log: { level: ClickHouseLogLevel.OFF },
+  });
   try {
     const version = await waitFor('ClickHouse', () => serverVersion(bootstrap), {
       log,
