@@ -4,9 +4,6 @@ import {
   type ClickHouseClient,
   type ClickHouseSettings,
 } from '@clickhouse/client';
-// Type only: erased at build time. The engine itself is imported on demand (see openEmbedded), so that
-// server mode runs where chdb is not installed (an optional dependency) and never loads its addon.
-import type { ChdbConnection } from 'chdb/connection';
 import { mkdirSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { resolve } from 'node:path';
@@ -15,6 +12,28 @@ import type { Logger } from '../log.js';
 import { PermanentError, waitFor } from '../retry.js';
 
 export type Params = Record<string, unknown>;
+
+/**
+ * The part of `chdb/connection` mailstats uses, declared here rather than imported: chdb is an optional
+ * dependency, imported on demand (openEmbedded), so that server mode runs and builds where it is not
+ * installed (the production image) and never loads its native addon.
+ */
+interface ChdbConnection {
+  chdb: {
+    rawInsert(args: {
+      table: string;
+      columns: readonly string[];
+      values: Buffer;
+      format: string;
+      settings: Record<string, unknown>;
+    }): Promise<unknown>;
+  };
+}
+interface ChdbModule {
+  createChdbConnection(options: { path: string }): ChdbConnection;
+}
+/** A variable, not a literal: the type-checker must not require chdb's types to be installed. */
+const CHDB_MODULE = 'chdb/connection';
 type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
 
 /**
@@ -147,9 +166,9 @@ async function openEmbedded(config: Config): Promise<Db> {
   const database = config.CLICKHOUSE_DATABASE;
   const path = resolve(config.DATA_DIR);
   mkdirSync(path, { recursive: true });
-  let engine: typeof import('chdb/connection');
+  let engine: ChdbModule;
   try {
-    engine = await import('chdb/connection');
+    engine = (await import(CHDB_MODULE)) as ChdbModule;
   } catch (err) {
     throw new Error(
       'The embedded ClickHouse engine (npm package chdb, an optional dependency) is not installed or does ' +
