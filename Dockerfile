@@ -37,4 +37,5 @@ USER 1000:1000
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
     CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "dist/main.js"]
+# kafkajs schedules setTimeout(-1) (clamped to 1 ms); Node 24+ warns about it at every start.
+CMD ["node", "--disable-warning=TimeoutNegativeWarning", "dist/main.js"]

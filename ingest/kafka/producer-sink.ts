@@ -1,4 +1,4 @@
-import type { Kafka, Message, Producer } from 'kafkajs';
+import { Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
 import { isActivity } from '../../shared/records/index.js';
 import { validateItems, type DecodedItem } from '../decode.js';
 import type { IngestResult } from '../pipeline.js';
@@ -12,7 +12,12 @@ export class KafkaSink {
   ) {}
 
   static async connect(kafka: Kafka, topics: { events: string; catalog: string }): Promise<KafkaSink> {
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    const producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      // kafkajs 2's default (murmur2, as Java clients), named so that it does not warn at start.
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
     await producer.connect();
     return new KafkaSink(producer, topics);
   }

@@ -1,4 +1,11 @@
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Producer } from 'kafkajs';
+import {
+  Partitioners,
+  type Consumer,
+  type EachBatchPayload,
+  type Kafka,
+  type KafkaMessage,
+  type Producer,
+} from 'kafkajs';
 import type { KafkaProgress } from '../../shared/clickhouse/kafka-progress.js';
 import type { Logger } from '../../shared/log.js';
 import { checkRecord, type MailstatsRecord } from '../../shared/records/index.js';
@@ -44,7 +51,12 @@ export class IngestWorker {
       maxBytesPerPartition: 16 * 1024 * 1024,
       retry: { retries: 50, initialRetryTime: 200, maxRetryTime: 5_000, restartOnFailure: async () => true },
     });
-    this.dlq = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    this.dlq = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      // kafkajs 2's default (murmur2, as Java clients), named so that it does not warn at start.
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
   }
 
   async start(): Promise<void> {
