@@ -11,7 +11,7 @@ const MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
 /**
  * Apply the migrations not yet recorded, in order. On a server several processes may start together
  * (api and ingest roles, replicas): they take turns under a lock (see withMigrationLock). Embedded,
- * one process owns DATA_DIR (chDB holds its data directory), so there is nobody to race with.
+ * one process owns DATA_DIR (the embedded mode is one process by design), so there is nobody to race with.
  */
 export async function migrate(db: Db, log: Logger, migrations: Migration[] = MIGRATIONS): Promise<number[]> {
   const run = () => applyPending(db, log, migrations);
