@@ -147,7 +147,9 @@ describe('Dockerfile', () => {
     expect(dockerfile.match(/^FROM /gm)?.length).toBeGreaterThanOrEqual(2);
     expect(dockerfile).toMatch(/RUN npm run build/);
     expect(dockerfile).toMatch(/npm install [^\n]*--omit=dev[^\n]*--omit=optional/);
-    expect(dockerfile).toMatch(/^CMD \["node", "--disable-warning=TimeoutNegativeWarning", "dist\/main\.js"\]$/m);
+    expect(dockerfile).toMatch(
+      /^CMD \["node", "--disable-warning=TimeoutNegativeWarning", "dist\/main\.js"\]$/m,
+    );
     expect(dockerfile).toMatch(/^USER 1000:1000$/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK [\s\S]*\/healthz/m);
     expect(dockerfile).toMatch(/HOST=0\.0\.0\.0/);
