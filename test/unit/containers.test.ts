@@ -94,9 +94,14 @@ describe('docker-compose.yml', () => {
   it('publishes ports on loopback only and keeps secrets in the env file', () => {
     for (const s of Object.values(services))
       for (const p of s.ports ?? []) expect(p).toMatch(/^127\.0\.0\.1:/);
-    const text = read('docker-compose.yml');
-    expect(text).not.toMatch(/(PASSWORD|INGEST_TOKEN)\s*:/);
-    for (const name of ['clickhouse', 'api', 'ingest']) expect(services[name]!.env_file).toBe('.env');
+    // A secret is never a literal: ClickHouse's come from .env by ${…}, the roles read .env whole.
+    for (const s of Object.values(services))
+      for (const [k, v] of Object.entries(s.environment ?? {}))
+        if (/PASSWORD|TOKEN|SECRET/.test(k)) expect(v).toMatch(/^\$\{[A-Z_]+:\?[^}]+\}$/);
+    expect(read('docker-compose.yml')).not.toMatch(/INGEST_TOKEN\s*:/);
+    expect(services.clickhouse!.environment!.CLICKHOUSE_PASSWORD).toBeDefined();
+    expect(services.clickhouse!.env_file).toBeUndefined(); // it does not get the ingest token
+    for (const name of ['api', 'ingest']) expect(services[name]!.env_file).toBe('.env');
     expect(read('.gitignore').split('\n')).toContain('.env');
     for (const key of ['CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'INGEST_TOKEN'])
       expect(read('.env.example')).toMatch(new RegExp(`^${key}=.+`, 'm'));
@@ -121,6 +126,7 @@ describe('docker-compose.yml', () => {
       );
       expect(out).toMatch(/condition: service_healthy/);
       expect(out).toMatch(/host_ip: 127\.0\.0\.1/);
+      expect(out).toContain('CLICKHOUSE_PASSWORD: change-me-clickhouse-password'); // interpolated from .env
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
