@@ -72,14 +72,13 @@ export function forCluster(statement: string, cluster: string | undefined): stri
       out.slice(0, engine.index) +
       `ENGINE = Replicated${kind}MergeTree(${REPLICA_PATH}${args ? `, ${args}` : ''})` +
       out.slice(engine.index + engine[0].length);
-    if (/\bnon_replicated_deduplication_window\b/i.test(out))
-      out = out.replace(/\bnon_replicated_deduplication_window\b/gi, 'replicated_deduplication_window');
-    else if (!/\breplicated_deduplication_window\b/i.test(out))
+    if (!/\b(non_)?replicated_deduplication_window\b/i.test(out))
       out = /\bSETTINGS\b/i.test(out.slice(engine.index))
         ? out.replace(/(\bSETTINGS\s+)/i, '$1replicated_deduplication_window = 0, ')
         : `${out.trimEnd()}\n      SETTINGS replicated_deduplication_window = 0`;
   }
-  return out;
+  // Also in ALTER TABLE … MODIFY SETTING: the replicated table's window is the one-node table's window.
+  return out.replace(/\bnon_replicated_deduplication_window\b/gi, 'replicated_deduplication_window');
 }
 
 // ---------------------------------------------------------------------------------------------------

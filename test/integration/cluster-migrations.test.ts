@@ -85,6 +85,9 @@ describe('migrations rewritten for CLICKHOUSE_CLUSTER', () => {
       "ALTER TABLE events ON CLUSTER 'prod' ADD COLUMN IF NOT EXISTS x UInt8",
     );
     expect(forCluster('INSERT INTO t SELECT 1', 'prod')).toBe('INSERT INTO t SELECT 1');
+    expect(
+      forCluster('ALTER TABLE events MODIFY SETTING non_replicated_deduplication_window = 10', 'prod'),
+    ).toBe("ALTER TABLE events ON CLUSTER 'prod' MODIFY SETTING replicated_deduplication_window = 10");
   });
 });
 
