@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'data', 'coverage', '.cache', 'dashboard/dist'] },
+  { ignores: ['node_modules', 'data', 'coverage', '.cache', 'dist', 'dashboard/dist'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   { languageOptions: { globals: globals.node } },

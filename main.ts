@@ -13,7 +13,11 @@ async function main() {
     }
     throw err;
   }
-  const service = await startService(config);
+  const service = await startService(config).catch((err: unknown) => {
+    // A dependency that never answered, a server too old, no embedded engine: one clear line, exit 1.
+    console.error(`mailstats could not start: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
   const mode = config.CLICKHOUSE_URL
     ? `ClickHouse server ${config.CLICKHOUSE_URL}`
     : `embedded ClickHouse in ${config.DATA_DIR}`;

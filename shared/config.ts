@@ -15,6 +15,21 @@ const boolFlag = (fallback: boolean) =>
 const int = (fallback: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 
+/** `host:port`, host a name, an IPv4 address or a bracketed IPv6 address (as kafkajs takes them). */
+const brokerAddress = z.string().superRefine((entry, ctx) => {
+  const match = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(entry);
+  const host = match?.[1] ?? '';
+  const port = Number(match?.[2]);
+  const hostOk = host.startsWith('[')
+    ? z.ipv6().safeParse(host.slice(1, -1)).success
+    : z.hostname().safeParse(host).success;
+  if (!match || !hostOk || !(port >= 1 && port <= 65535))
+    ctx.addIssue({ code: 'custom', message: `"${entry}" is not host:port (e.g. kafka:9092)` });
+});
+
+/** A listen address: an IP address or a host name (default loopback; containers set 0.0.0.0). */
+const listenHost = z.union([z.ipv4(), z.ipv6(), z.hostname()], { error: 'not an IP address or host name' });
+
 const timeZone = z.string().refine(isValidTimeZone, 'not a known IANA time zone');
 
 export function isValidTimeZone(tz: string): boolean {
@@ -28,6 +43,7 @@ export function isValidTimeZone(tz: string): boolean {
 
 const envSchema = z.object({
   PORT: int(8080, 0, 65535),
+  HOST: optionalString.pipe(listenHost.optional()).transform((v) => v ?? '127.0.0.1'),
   DATA_DIR: z.string().min(1).default('./data'),
   CLICKHOUSE_URL: optionalString.pipe(z.url().optional()),
   CLICKHOUSE_USER: optionalString,
@@ -36,14 +52,28 @@ const envSchema = z.object({
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier')
     .default('mailstats'),
-  KAFKA_BROKERS: optionalString.transform((v) =>
-    v
-      ? v
-          .split(',')
-          .map((b) => b.trim())
-          .filter(Boolean)
-      : [],
+  /** A ClickHouse cluster name (remote_servers): migrations run ON CLUSTER with Replicated engines. */
+  CLICKHOUSE_CLUSTER: optionalString.pipe(
+    z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_-]*$/, 'must be a cluster name (letters, digits, _ and -)')
+      .optional(),
   ),
+  /**
+   * How long start-up waits for ClickHouse and Kafka (exponential backoff, one log line per attempt)
+   * before giving up and exiting non-zero, so that a supervisor notices; 0 waits forever.
+   */
+  STARTUP_WAIT_SECONDS: int(300, 0, 86_400),
+  KAFKA_BROKERS: optionalString
+    .transform((v) =>
+      v
+        ? v
+            .split(',')
+            .map((b) => b.trim())
+            .filter(Boolean)
+        : [],
+    )
+    .pipe(z.array(brokerAddress)),
   KAFKA_CLIENT_ID: z.string().min(1).default('mailstats'),
   KAFKA_GROUP_ID: z.string().min(1).default('mailstats-ingest'),
   KAFKA_EVENTS_TOPIC: z.string().min(1).default('mailstats.events'),
@@ -72,11 +102,20 @@ const envSchema = z.object({
 
 export type Config = z.infer<typeof envSchema>;
 
+const configSchema = envSchema.superRefine((c, ctx) => {
+  if (c.CLICKHOUSE_CLUSTER && !c.CLICKHOUSE_URL)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['CLICKHOUSE_CLUSTER'],
+      message: 'needs CLICKHOUSE_URL (a cluster is a ClickHouse server setting)',
+    });
+});
+
 export class ConfigError extends Error {}
 
 /** The only reader of process.env: validates everything once, naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = envSchema.safeParse(env);
+  const parsed = configSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);

@@ -60,7 +60,7 @@ function ingestToken(config: Config): string {
 
 /** config → ClickHouse → migrations → roles → demo seed on an empty embedded store. */
 export async function startService(config: Config, log = createLogger(config.LOG_LEVEL)): Promise<Service> {
-  const db = await openDb(config);
+  const db = await openDb(config, log);
   await migrate(db, log);
   const catalog = new Catalog(db, config.DEFAULT_TIMEZONE, log);
   catalog.startPolling(config.CATALOG_POLL_MS);
@@ -164,11 +164,10 @@ export async function startService(config: Config, log = createLogger(config.LOG
     log,
   });
   const server = await new Promise<Server>((ok) => {
-    const s = app.listen(config.PORT, () => ok(s));
+    const s = app.listen(config.PORT, config.HOST, () => ok(s));
   });
   answerClientErrors(server, log);
-  const address = server.address();
-  const httpUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : config.PORT}`;
+  const httpUrl = listenUrl(server, config);
   const url = config.ROLE !== 'ingest' ? httpUrl : undefined;
 
   return {
@@ -206,4 +205,12 @@ export async function startService(config: Config, log = createLogger(config.LOG
       await bounded('closing ClickHouse', 2_000, () => db.close());
     },
   };
+}
+
+/** The URL to reach the listener from this machine (a wildcard address is reached via loopback). */
+export function listenUrl(server: Server, config: Config): string {
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const host = ['0.0.0.0', '::'].includes(config.HOST) ? '127.0.0.1' : config.HOST;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }

@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
+import { Kafka, Partitioners, logLevel, type Admin, type Producer } from 'kafkajs';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/log.js';
 
@@ -8,13 +8,13 @@ export const kafkaTopics = (c: Config) => ({
   dlq: c.KAFKA_DLQ_TOPIC,
 });
 
-export function createKafka(c: Config, log: Logger): Kafka {
+export function createKafka(c: Config, log: Logger, probe?: { retries: number; quiet: boolean }): Kafka {
   return new Kafka({
     clientId: c.KAFKA_CLIENT_ID,
     brokers: c.KAFKA_BROKERS,
     // A broker restart is ridden out: keep retrying instead of giving up after kafkajs' default 5.
-    retry: { retries: 50, initialRetryTime: 200, maxRetryTime: 5_000 },
-    logLevel: logLevel.WARN,
+    retry: { retries: probe?.retries ?? 50, initialRetryTime: 200, maxRetryTime: 5_000 },
+    logLevel: probe?.quiet ? logLevel.NOTHING : logLevel.WARN,
     logCreator:
       () =>
       ({ level, log: entry }) => {
@@ -38,6 +38,8 @@ export function idempotentProducer(kafka: Kafka): Producer {
     idempotent: true,
     maxInFlightRequests: 1,
     retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 5_000 },
+    // kafkajs 2's default (murmur2, as Java clients), named so that it does not warn at start.
+    createPartitioner: Partitioners.DefaultPartitioner,
   });
 }
 

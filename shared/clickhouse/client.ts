@@ -1,16 +1,60 @@
-import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
-import { createChdbConnection, type ChdbConnection } from 'chdb/connection';
+import {
+  ClickHouseLogLevel,
+  createClient,
+  type ClickHouseClient,
+  type ClickHouseSettings,
+} from '@clickhouse/client';
 import { mkdirSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { resolve } from 'node:path';
 import type { Config } from '../config.js';
 import { clickhouseFailed } from '../metrics.js';
+import type { Logger } from '../log.js';
+import { PermanentError, waitFor } from '../retry.js';
 
 export type Params = Record<string, unknown>;
+
+/**
+ * The part of `chdb/connection` mailstats uses, declared here rather than imported: chdb is an optional
+ * dependency, imported on demand (openEmbedded), so that server mode runs and builds where it is not
+ * installed (the production image) and never loads its native addon.
+ */
+interface ChdbConnection {
+  chdb: {
+    rawInsert(args: {
+      table: string;
+      columns: readonly string[];
+      values: Buffer;
+      format: string;
+      settings: Record<string, unknown>;
+    }): Promise<unknown>;
+  };
+}
+interface ChdbModule {
+  createChdbConnection(options: { path: string }): ChdbConnection;
+}
+/** A variable, not a literal: the type-checker must not require chdb's types to be installed. */
+const CHDB_MODULE = 'chdb/connection';
 type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
 
-/** The oldest server we accept: query parameters, Enum/LowCardinality, groupBitmap, GROUPING SETS. */
-const MIN_SERVER_MAJOR = 23;
+/**
+ * The oldest server we accept. Exactly-once rests on insert deduplication reaching the materialized
+ * view's table with a token derived from the insert's (`deduplicate_blocks_in_dependent_materialized_views`
+ * with `insert_deduplication_token`), whose behaviour was reworked in 24.7; 24.8 is the LTS after it.
+ */
+export const MIN_SERVER_VERSION = { major: 24, minor: 8 } as const;
+
+/**
+ * On a cluster every statement is consistent across replicas: an insert is acknowledged once a
+ * majority of replicas has it, and a read is served only by a replica that has every
+ * quorum-acknowledged insert (it fails rather than answer from behind). Sequential consistency needs
+ * non-parallel quorum inserts. See ARCHITECTURE.md, "Cluster".
+ */
+export const CLUSTER_SETTINGS: ClickHouseSettings = {
+  insert_quorum: 'auto',
+  insert_quorum_parallel: 0,
+  select_sequential_consistency: '1',
+};
 
 /**
  * The one ClickHouse handle of the process: embedded chDB or a server over HTTP, behind the same
@@ -29,6 +73,8 @@ export class Db {
     readonly mode: 'embedded' | 'server',
     /** chDB's zero-copy insert: about 2× faster than going through the client's stream. */
     private readonly chdb?: ChdbConnection,
+    /** `ON CLUSTER <name>` target of migrations; undefined on a single server or embedded. */
+    readonly cluster?: string,
   ) {}
 
   async query<T>(sql: string, params: Params = {}, settings: ClickHouseSettings = {}): Promise<T[]> {
@@ -114,49 +160,85 @@ function tsvCell(v: unknown): string {
   return String(v);
 }
 
-export async function openDb(config: Config): Promise<Db> {
+/** The embedded engine (CLICKHOUSE_URL unset) or a server, waiting for the server to answer. */
+export async function openDb(config: Config, log: Logger): Promise<Db> {
+  return config.CLICKHOUSE_URL ? openServer(config, config.CLICKHOUSE_URL, log) : openEmbedded(config);
+}
+
+async function openEmbedded(config: Config): Promise<Db> {
   const database = config.CLICKHOUSE_DATABASE;
-  if (!config.CLICKHOUSE_URL) {
-    const path = resolve(config.DATA_DIR);
-    mkdirSync(path, { recursive: true });
-    // chdb ships its own copy of the client-common types; the runtime contract is the same.
-    const chdb = createChdbConnection({ path });
-    const client = createClient({ connection: chdb as unknown as ClientConnection });
-    const db = new Db(client, 'embedded', chdb);
-    // chDB ignores the client's `database` option; USE holds for the rest of the session.
-    await db.command(`CREATE DATABASE IF NOT EXISTS ${database}`);
-    await db.command(`USE ${database}`);
-    return db;
+  const path = resolve(config.DATA_DIR);
+  mkdirSync(path, { recursive: true });
+  let engine: ChdbModule;
+  try {
+    engine = (await import(CHDB_MODULE)) as ChdbModule;
+  } catch (err) {
+    throw new Error(
+      'The embedded ClickHouse engine (npm package chdb, an optional dependency) is not installed or does ' +
+        'not load on this platform: install it (npm install chdb) or set CLICKHOUSE_URL to a ClickHouse server.',
+      { cause: err },
+    );
   }
+  // chdb ships its own copy of the client-common types; the runtime contract is the same.
+  const chdb = engine.createChdbConnection({ path });
+  const client = createClient({ connection: chdb as unknown as ClientConnection });
+  const db = new Db(client, 'embedded', chdb);
+  // chDB ignores the client's `database` option; USE holds for the rest of the session.
+  await db.command(`CREATE DATABASE IF NOT EXISTS ${database}`);
+  await db.command(`USE ${database}`);
+  return db;
+}
+
+async function openServer(config: Config, url: string, log: Logger): Promise<Db> {
+  const database = config.CLICKHOUSE_DATABASE;
+  const cluster = config.CLICKHOUSE_CLUSTER;
+  const credentials = { url, username: config.CLICKHOUSE_USER, password: config.CLICKHOUSE_PASSWORD };
+  // Quiet: each failed attempt is one line of ours (waitFor), not the client's stack traces.
   const bootstrap = createClient({
-    url: config.CLICKHOUSE_URL,
-    username: config.CLICKHOUSE_USER,
-    password: config.CLICKHOUSE_PASSWORD,
+    ...credentials,
+    request_timeout: 10_000,
+    log: { level: ClickHouseLogLevel.OFF },
   });
   try {
-    await assertServerVersion(bootstrap);
-    await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+    const version = await waitFor('ClickHouse', () => serverVersion(bootstrap), {
+      log,
+      waitSeconds: config.STARTUP_WAIT_SECONDS,
+    });
+    log.info({ version, cluster }, 'ClickHouse server answers');
+    await bootstrap.command({
+      query: `CREATE DATABASE IF NOT EXISTS ${database}${cluster ? ` ON CLUSTER '${cluster}'` : ''}`,
+    });
   } finally {
     await bootstrap.close();
   }
   const client = createClient({
-    url: config.CLICKHOUSE_URL,
-    username: config.CLICKHOUSE_USER,
-    password: config.CLICKHOUSE_PASSWORD,
+    ...credentials,
     database,
     request_timeout: 30_000,
+    clickhouse_settings: cluster ? CLUSTER_SETTINGS : {},
   });
-  return new Db(client, 'server');
+  return new Db(client, 'server', undefined, cluster);
 }
 
-async function assertServerVersion(client: ClickHouseClient): Promise<void> {
+/** `SELECT version()`; a server older than MIN_SERVER_VERSION is refused for good (no retry). */
+async function serverVersion(client: ClickHouseClient): Promise<string> {
   const rs = await client.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' });
   const [row] = await rs.json<{ v: string }>();
-  const major = Number(row?.v.split('.')[0]);
-  if (!(major >= MIN_SERVER_MAJOR)) {
-    throw new Error(
-      `ClickHouse server ${row?.v ?? '(unknown version)'} is too old: mailstats needs ${MIN_SERVER_MAJOR}.x or newer ` +
-        '(query parameters, groupBitmap, GROUPING SETS). Unset CLICKHOUSE_URL to use the embedded engine.',
+  const version = row?.v ?? '(unknown version)';
+  if (!isSupportedServerVersion(version)) {
+    const { major, minor } = MIN_SERVER_VERSION;
+    throw new PermanentError(
+      `ClickHouse server ${version} is too old: mailstats needs ${major}.${minor} or newer (insert deduplication ` +
+        'through materialized views, which exactly-once ingest relies on, changed in 24.7). Upgrade the server, ' +
+        'or unset CLICKHOUSE_URL to use the embedded engine.',
     );
   }
+  return version;
+}
+
+export function isSupportedServerVersion(version: string): boolean {
+  const [major, minor] = version.split('.').map(Number);
+  if (!Number.isInteger(major) || !Number.isInteger(minor)) return false;
+  const min = MIN_SERVER_VERSION;
+  return major! > min.major || (major === min.major && minor! >= min.minor);
 }

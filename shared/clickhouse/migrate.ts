@@ -1,12 +1,25 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.js';
 import type { Db } from './client.js';
 import { MIGRATIONS, type Migration } from './migrations.js';
 
-/** Apply the migrations not yet recorded, in order; safe to run from several processes at once. */
-export async function migrate(db: Db, log: Logger, migrations: Migration[] = MIGRATIONS): Promise<number[]> {
-  await db.command(`CREATE TABLE IF NOT EXISTS schema_migrations (
+const MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
     version UInt32, name String, applied_at DateTime DEFAULT now()
-  ) ENGINE = ReplacingMergeTree ORDER BY version`);
+  ) ENGINE = ReplacingMergeTree ORDER BY version`;
+
+/**
+ * Apply the migrations not yet recorded, in order. On a server several processes may start together
+ * (api and ingest roles, replicas): they take turns under a lock (see withMigrationLock). Embedded,
+ * one process owns DATA_DIR (the embedded mode is one process by design), so there is nobody to race with.
+ */
+export async function migrate(db: Db, log: Logger, migrations: Migration[] = MIGRATIONS): Promise<number[]> {
+  const run = () => applyPending(db, log, migrations);
+  return db.mode === 'server' ? withMigrationLock(db, log, run) : run();
+}
+
+async function applyPending(db: Db, log: Logger, migrations: Migration[]): Promise<number[]> {
+  await db.command(forCluster(MIGRATIONS_TABLE, db.cluster));
   const done = new Set(
     (await db.query<{ version: number }>('SELECT DISTINCT version FROM schema_migrations')).map(
       (r) => r.version,
@@ -15,10 +28,149 @@ export async function migrate(db: Db, log: Logger, migrations: Migration[] = MIG
   const applied: number[] = [];
   for (const m of migrations) {
     if (done.has(m.version)) continue;
-    for (const statement of m.statements) await db.command(statement);
+    for (const statement of m.statements) await db.command(forCluster(statement, db.cluster));
     await db.insert('schema_migrations', ['version', 'name'], [[m.version, m.name]]);
     log.info({ version: m.version, name: m.name }, 'migration applied');
     applied.push(m.version);
   }
   return applied;
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Cluster: the migrations are written for one node; on a cluster they are rewritten when applied.
+
+/** Where each replicated table keeps its replication log in Keeper (macros expanded by ClickHouse). */
+export const REPLICA_PATH = `'/clickhouse/tables/{shard}/{database}/{table}', '{replica}'`;
+
+const CREATE_OR_ALTER =
+  /^(\s*(?:CREATE\s+(?:TABLE|MATERIALIZED\s+VIEW|VIEW|DICTIONARY)\s+IF\s+NOT\s+EXISTS|CREATE\s+(?:TABLE|MATERIALIZED\s+VIEW|VIEW|DICTIONARY)|ALTER\s+TABLE|DROP\s+(?:TABLE|VIEW|DICTIONARY)(?:\s+IF\s+EXISTS)?|RENAME\s+TABLE|TRUNCATE\s+TABLE(?:\s+IF\s+EXISTS)?)\s+)([A-Za-z_][A-Za-z0-9_.]*|`[^`]+`)(?!\s+ON\s+CLUSTER)/i;
+const MERGE_TREE_ENGINE =
+  /\bENGINE\s*=\s*(Replacing|Aggregating|Summing|Collapsing|VersionedCollapsing|Graphite)?MergeTree\b(\s*\(([^)]*)\))?/i;
+
+/**
+ * One statement for a cluster (unchanged when `cluster` is undefined):
+ * - `ON CLUSTER '<cluster>'` after the object name of CREATE/ALTER/DROP/RENAME/TRUNCATE;
+ * - `<Kind>MergeTree(args)` → `Replicated<Kind>MergeTree('<keeper path>', '{replica}', args)`;
+ * - `non_replicated_deduplication_window` → `replicated_deduplication_window`, and a table that sets
+ *   neither gets `replicated_deduplication_window = 0`, so that insert deduplication behaves exactly as
+ *   on one node (a non-replicated table does not deduplicate unless told to; a replicated one would).
+ * Other statements (INSERT … SELECT backfills) are left alone: on one shard they replicate as data.
+ */
+export function forCluster(statement: string, cluster: string | undefined): string {
+  if (!cluster) return statement;
+  let out = /\bON\s+CLUSTER\b/i.test(statement)
+    ? statement
+    : statement.replace(
+        CREATE_OR_ALTER,
+        (_, head: string, name: string) => `${head}${name} ON CLUSTER '${cluster}'`,
+      );
+  const engine = MERGE_TREE_ENGINE.exec(out);
+  if (engine) {
+    const kind = engine[1] ?? '';
+    const args = engine[3]?.trim();
+    out =
+      out.slice(0, engine.index) +
+      `ENGINE = Replicated${kind}MergeTree(${REPLICA_PATH}${args ? `, ${args}` : ''})` +
+      out.slice(engine.index + engine[0].length);
+    if (!/\b(non_)?replicated_deduplication_window\b/i.test(out))
+      out = /\bSETTINGS\b/i.test(out.slice(engine.index))
+        ? out.replace(/(\bSETTINGS\s+)/i, '$1replicated_deduplication_window = 0, ')
+        : `${out.trimEnd()}\n      SETTINGS replicated_deduplication_window = 0`;
+  }
+  // Also in ALTER TABLE … MODIFY SETTING: the replicated table's window is the one-node table's window.
+  return out.replace(/\bnon_replicated_deduplication_window\b/gi, 'replicated_deduplication_window');
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Lock: one migrating process at a time on a server or cluster.
+
+const LOCK_TABLE = 'schema_migrations_lock';
+/** A holder that died keeps the lock at most this long; migrations are expected to take far less. */
+export const LOCK_LEASE_MS = 10 * 60_000;
+
+interface LockInfo {
+  owner: string;
+  expires: number;
+}
+
+/**
+ * `CREATE TABLE` of a given name succeeds for exactly one of several concurrent callers (on a cluster
+ * too: ON CLUSTER statements are ordered through the distributed DDL queue), so the lock is a table
+ * whose COMMENT names its owner and lease expiry. A waiter polls; when the lease has expired (holder
+ * killed) it renames the lock to a name derived from the dead owner's id: of several waiters that saw
+ * the same dead owner only one rename can succeed, and none can rename a newer holder's lock by
+ * mistake (its target name already exists by then, or the owner differs).
+ */
+export async function withMigrationLock<T>(
+  db: Db,
+  log: Logger,
+  work: () => Promise<T>,
+  options: { leaseMs?: number; pollMs?: number } = {},
+): Promise<T> {
+  const { leaseMs = LOCK_LEASE_MS, pollMs = 1_000 } = options;
+  const owner = randomUUID();
+  const onCluster = db.cluster ? ` ON CLUSTER '${db.cluster}'` : '';
+  for (let attempt = 1; ; attempt++) {
+    const info: LockInfo = { owner, expires: Date.now() + leaseMs };
+    try {
+      await db.command(
+        // The comment is a literal (COMMENT takes no query parameter): a UUID and a number, no quotes.
+        `CREATE TABLE ${LOCK_TABLE}${onCluster} (owner String) ENGINE = Memory COMMENT '${JSON.stringify(info)}'`,
+      );
+      break;
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+    const holder = await readLock(db);
+    if (holder && holder.expires < Date.now()) {
+      log.warn({ holder: holder.owner }, 'migration lock expired (holder gone): taking it over');
+      try {
+        await db.command(
+          `RENAME TABLE ${LOCK_TABLE} TO ${LOCK_TABLE}_expired_${holder.owner.replace(/-/g, '')}${onCluster}`,
+        );
+      } catch (err) {
+        if (!isAlreadyExists(err) && !isUnknownTable(err)) throw err;
+      }
+      await db.command(
+        `DROP TABLE IF EXISTS ${LOCK_TABLE}_expired_${holder.owner.replace(/-/g, '')}${onCluster} SYNC`,
+      );
+      continue;
+    }
+    if (attempt === 1 || attempt % 10 === 0)
+      log.info(
+        { holder: holder?.owner, attempt },
+        'waiting for the migration lock (another process migrates)',
+      );
+    await sleep(pollMs);
+  }
+  try {
+    return await work();
+  } finally {
+    const holder = await readLock(db).catch(() => undefined);
+    if (holder?.owner === owner) await db.command(`DROP TABLE IF EXISTS ${LOCK_TABLE}${onCluster} SYNC`);
+  }
+}
+
+async function readLock(db: Db): Promise<LockInfo | undefined> {
+  const [row] = await db.query<{ comment: string }>(
+    'SELECT comment FROM system.tables WHERE database = currentDatabase() AND name = {name:String}',
+    { name: LOCK_TABLE },
+  );
+  if (!row) return undefined;
+  try {
+    const info = JSON.parse(row.comment) as Partial<LockInfo>;
+    if (typeof info.owner === 'string' && typeof info.expires === 'number') return info as LockInfo;
+  } catch {
+    // A lock table without a readable comment is not ours to judge: treat it as held.
+  }
+  return { owner: 'unknown', expires: Number.POSITIVE_INFINITY };
+}
+
+const errorCode = (err: unknown) => String((err as { code?: unknown })?.code ?? '');
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+/** 57 TABLE_ALREADY_EXISTS; on a cluster the initiator reports the hosts' errors in its message. */
+const isAlreadyExists = (err: unknown) =>
+  errorCode(err) === '57' || /TABLE_ALREADY_EXISTS|Code: 57\b/.test(errorText(err));
+/** 60 UNKNOWN_TABLE: another waiter renamed the expired lock first. */
+const isUnknownTable = (err: unknown) =>
+  errorCode(err) === '60' || /UNKNOWN_TABLE|Code: 60\b/.test(errorText(err));

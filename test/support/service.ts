@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { loadConfig } from '../../shared/config.js';
 import type { Logger } from '../../shared/log.js';
 import { startService, type Service } from '../../shared/service.js';
@@ -18,7 +18,22 @@ export interface TestService extends Service {
 }
 
 /**
- * The real service (embedded ClickHouse in a fresh temp dir, HTTP on a free port). `opts.log`: a logger
+ * With CLICKHOUSE_URL (and CLICKHOUSE_USER/PASSWORD/CLUSTER) in the test environment, services run
+ * against that server, each in a fresh database, instead of the embedded engine.
+ */
+function serverEnv(): Record<string, string> {
+  const url = process.env.CLICKHOUSE_URL;
+  if (!url) return {};
+  const keys = ['CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'CLICKHOUSE_CLUSTER'] as const;
+  return {
+    CLICKHOUSE_URL: url,
+    CLICKHOUSE_DATABASE: `mailstats_test_${randomBytes(6).toString('hex')}`,
+    ...Object.fromEntries(keys.flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : []))),
+  };
+}
+
+/**
+ * The real service (embedded ClickHouse in a fresh temp dir, or CLICKHOUSE_URL; HTTP on a free port). `opts.log`: a logger
  * of the test's own (e.g. writing to a captured stream), instead of one at LOG_LEVEL.
  */
 export async function startTestService(
@@ -32,6 +47,7 @@ export async function startTestService(
     SEED_DEMO: 'false',
     LOG_LEVEL: 'silent',
     INGEST_TOKEN: 'test-ingest-token',
+    ...serverEnv(),
     ...env,
   });
   const service = await startService(config, opts.log);

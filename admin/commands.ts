@@ -1,0 +1,88 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { catalogSchema, type CatalogRecord } from '../shared/records/catalog.js';
+
+/** What a command sends through POST /ingest, and what it tells the operator afterwards. */
+export interface Plan {
+  records: CatalogRecord[];
+  /** Printed after the records were accepted (e.g. a generated key: shown once, stored only hashed). */
+  done: string;
+}
+
+export class UsageError extends Error {}
+
+const positive = (name: string, value: string | undefined): number => {
+  const n = Number(value);
+  if (value === undefined || !Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`--${name} must be a positive integer`);
+  return n;
+};
+
+/** Records are validated with the same schema ingest uses, so a mistake is caught before sending. */
+function record(input: Record<string, unknown>): CatalogRecord {
+  const parsed = catalogSchema.safeParse(input);
+  if (!parsed.success)
+    throw new UsageError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+  return parsed.data;
+}
+
+export const generateKey = () => randomBytes(20).toString('hex');
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+export type Options = Partial<Record<string, string | boolean>>;
+
+/** `user add --id N (--key K | --generate-key) [--inactive]`: a user record with the key's SHA-256. */
+export function userAdd(o: Options): Plan {
+  const id = positive('id', o.id as string | undefined);
+  if (Boolean(o.key) === Boolean(o['generate-key']))
+    throw new UsageError('give exactly one of --key KEY or --generate-key');
+  const key = typeof o.key === 'string' ? o.key : generateKey();
+  if (!/^[A-Za-z0-9._~-]{16,128}$/.test(key))
+    throw new UsageError('--key must be 16-128 URL-safe characters (letters, digits, . _ ~ -)');
+  return {
+    records: [record({ type: 'user', user_id: id, api_key_sha256: sha256(key), active: !o.inactive })],
+    done: o['generate-key']
+      ? `user ${id} saved. api key (shown once, stored only as its SHA-256): ${key}`
+      : `user ${id} saved.`,
+  };
+}
+
+/** `list add --id N --name NAME [--timezone TZ] [--currency CUR] [--locale L]`. */
+export function listAdd(o: Options): Plan {
+  const id = positive('id', o.id as string | undefined);
+  return {
+    records: [
+      record({
+        type: 'list',
+        list_id: id,
+        name: o.name ?? '',
+        ...(o.timezone ? { timezone: o.timezone } : {}),
+        ...(o.currency ? { currency: o.currency } : {}),
+        ...(o.locale ? { locale: o.locale } : {}),
+      }),
+    ],
+    done: `list ${id} saved.`,
+  };
+}
+
+/** `grant --user N --list N [--revoke]`. */
+export function grant(o: Options): Plan {
+  const user = positive('user', o.user as string | undefined);
+  const list = positive('list', o.list as string | undefined);
+  const granted = !o.revoke;
+  return {
+    records: [record({ type: 'list_access', user_id: user, list_id: list, granted })],
+    done: `user ${user} ${granted ? 'may now read' : 'may no longer read'} list ${list}.`,
+  };
+}
+
+/** Replace (or add) `INGEST_TOKEN=` in an env file's text, keeping every other line. */
+export function withIngestToken(envText: string, token: string): string {
+  const lines = envText.split('\n');
+  const i = lines.findIndex((l) => /^\s*INGEST_TOKEN\s*=/.test(l));
+  if (i >= 0) lines[i] = `INGEST_TOKEN=${token}`;
+  else {
+    if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+    lines.push(`INGEST_TOKEN=${token}`, '');
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../shared/config.js';
+
+const problems = (env: Record<string, string>) => {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.message;
+    throw err;
+  }
+  return undefined;
+};
+
+describe('HOST', () => {
+  it('defaults to loopback', () => {
+    expect(loadConfig({}).HOST).toBe('127.0.0.1');
+  });
+  it('takes IPv4, IPv6 and host names', () => {
+    expect(loadConfig({ HOST: '0.0.0.0' }).HOST).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '::' }).HOST).toBe('::');
+    expect(loadConfig({ HOST: 'localhost' }).HOST).toBe('localhost');
+  });
+  it('names a bad HOST', () => {
+    expect(problems({ HOST: 'not a host' })).toMatch(/HOST: not an IP address or host name/);
+  });
+});
+
+describe('KAFKA_BROKERS', () => {
+  it('is a host:port list (names, IPv4, bracketed IPv6), spaces trimmed', () => {
+    expect(loadConfig({ KAFKA_BROKERS: 'kafka:9092, 10.0.0.2:19092 ,[::1]:9093' }).KAFKA_BROKERS).toEqual([
+      'kafka:9092',
+      '10.0.0.2:19092',
+      '[::1]:9093',
+    ]);
+    expect(loadConfig({ KAFKA_BROKERS: '' }).KAFKA_BROKERS).toEqual([]);
+  });
+  it.each([
+    'kafka',
+    'kafka:',
+    'kafka:0',
+    'kafka:65536',
+    'ka fka:9092',
+    'http://kafka:9092',
+    '::1:9092',
+    '[zz]:1',
+  ])('refuses %j naming the entry', (entry) => {
+    expect(problems({ KAFKA_BROKERS: `good:9092,${entry}` })).toContain(
+      `KAFKA_BROKERS.1: "${entry}" is not host:port`,
+    );
+  });
+});
+
+describe('CLICKHOUSE_CLUSTER and STARTUP_WAIT_SECONDS', () => {
+  it('a cluster needs a server', () => {
+    expect(problems({ CLICKHOUSE_CLUSTER: 'c1' })).toMatch(/CLICKHOUSE_CLUSTER: needs CLICKHOUSE_URL/);
+    const c = loadConfig({ CLICKHOUSE_CLUSTER: 'c1', CLICKHOUSE_URL: 'http://ch:8123' });
+    expect(c.CLICKHOUSE_CLUSTER).toBe('c1');
+  });
+  it('a cluster name is an identifier (it is written into DDL)', () => {
+    expect(problems({ CLICKHOUSE_CLUSTER: "c1' --", CLICKHOUSE_URL: 'http://ch:8123' })).toMatch(
+      /CLICKHOUSE_CLUSTER: must be a cluster name/,
+    );
+  });
+  it('start-up waits 300 s by default; 0 means forever; negative is refused', () => {
+    expect(loadConfig({}).STARTUP_WAIT_SECONDS).toBe(300);
+    expect(loadConfig({ STARTUP_WAIT_SECONDS: '0' }).STARTUP_WAIT_SECONDS).toBe(0);
+    expect(problems({ STARTUP_WAIT_SECONDS: '-1' })).toMatch(/STARTUP_WAIT_SECONDS/);
+  });
+});
