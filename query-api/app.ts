@@ -74,7 +74,11 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
     api12Route(operations),
   );
   // XML-RPC (contract §2.6): the same operations, positional params; body errors become faults.
-  app.post('/api/1.2/xmlrpc/:userId/:apiKey', readBody(API_BODY_LIMIT, unreadableParams), xmlrpcRoute(operations, log));
+  app.post(
+    '/api/1.2/xmlrpc/:userId/:apiKey',
+    readBody(API_BODY_LIMIT, unreadableParams),
+    xmlrpcRoute(operations, log),
+  );
   // Any other path: the message quotes nothing from it (contract §2.2).
   app.use((_req: Request, _res: Response, next: NextFunction) => next(unknownMethod()));
 
