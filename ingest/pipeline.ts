@@ -2,7 +2,8 @@ import type { Catalog } from '../shared/catalog/catalog.js';
 import type { DatedActivity, EventStore } from '../shared/clickhouse/event-store.js';
 import { localDate } from '../shared/dates.js';
 import type { Logger } from '../shared/log.js';
-import { countDeduplicated, timeBatchWrite } from '../shared/metrics.js';
+import { templateLimitProblem } from '../query-api/render/limits.js';
+import { countDeduplicated, countTemplateOverLimits, timeBatchWrite } from '../shared/metrics.js';
 import {
   isActivity,
   type ActivityRecord,
@@ -90,6 +91,18 @@ export class Pipeline {
    */
   private async writeCatalog(records: CatalogRecord[]): Promise<void> {
     await this.catalog.write(records);
+    // Stored as they come (the catalog mirrors the platform, contract §3.2); the operator is told.
+    for (const r of records) {
+      if (r.type !== 'template') continue;
+      const problem = templateLimitProblem(r);
+      if (problem !== undefined) {
+        countTemplateOverLimits();
+        this.log.warn(
+          { account_id: r.account_id, template_id: r.template_id, problem },
+          'template stored beyond the render limits: rendering it answers 17007',
+        );
+      }
+    }
     const lists = [...new Set(records.flatMap((r) => (r.type === 'list' ? [r.list_id] : [])))];
     for (const id of lists) await this.ensureDated(id);
   }

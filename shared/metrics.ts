@@ -63,16 +63,41 @@ const consumerLag = new Gauge({
   registers: [registry],
 });
 
-const templateCacheHits = new Counter({
-  name: 'mailstats_template_cache_hits_total',
-  help: 'Template renders served by an already compiled template',
+const templatesOverLimits = new Counter({
+  name: 'mailstats_templates_over_limits_total',
+  help: 'Template records stored although they exceed the render limits (rendering them answers 17007)',
   registers: [registry],
 });
+export const countTemplateOverLimits = (): void => templatesOverLimits.inc();
 
-const templateCacheMisses = new Counter({
+/** The render workers keep the compiled-template caches and their counters; read at scrape time. */
+let templateCache: (() => { hits: number; misses: number }) | undefined;
+export const readTemplateCacheFrom = (read: () => { hits: number; misses: number }): void => {
+  templateCache = read;
+};
+
+new Counter({
+  name: 'mailstats_template_cache_hits_total',
+  help: 'Template renders served by an already compiled template (summed over the render workers)',
+  registers: [registry],
+  collect() {
+    if (templateCache) {
+      this.reset();
+      this.inc(templateCache().hits);
+    }
+  },
+});
+
+new Counter({
   name: 'mailstats_template_cache_misses_total',
   help: 'Template renders that had to compile the template (first use, new version, or evicted)',
   registers: [registry],
+  collect() {
+    if (templateCache) {
+      this.reset();
+      this.inc(templateCache().misses);
+    }
+  },
 });
 
 const clickhouseErrors = new Counter({
@@ -114,9 +139,6 @@ export async function timeBatchWrite<T>(write: () => Promise<T>): Promise<T> {
     end();
   }
 }
-
-export const templateCacheHit = (): void => templateCacheHits.inc();
-export const templateCacheMiss = (): void => templateCacheMisses.inc();
 
 /** Counts a failed ClickHouse operation and hands its error back: `throw clickhouseFailed(err)`. */
 export function clickhouseFailed(err: unknown): unknown {

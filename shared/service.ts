@@ -25,6 +25,7 @@ import { KafkaProgress } from './clickhouse/kafka-progress.js';
 import { migrate } from './clickhouse/migrate.js';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
+import { readTemplateCacheFrom } from './metrics.js';
 
 export interface Service {
   config: Config;
@@ -146,6 +147,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
     maxPeriodDays: config.MAX_PERIOD_DAYS,
   };
   const renderer = new RenderPool({ log });
+  readTemplateCacheFrom(() => renderer.stats().cache);
   const renderDeps = { catalog, renderer, log };
   const operations: Record<string, Operation> = {
     'automation.stats': (caller, params) => automationStats(statsDeps, caller, params),

@@ -4,7 +4,6 @@
  * every compile or render failure into a TemplateRenderError (code 17007).
  */
 import type Handlebars from 'handlebars';
-import { templateCacheHit, templateCacheMiss } from '../../shared/metrics.js';
 import { createHandlebars, type HandlebarsEnv, type ListContext } from './helpers.js';
 import { MAX_OUTPUT_CHARS, MAX_TEMPLATE_BYTES, measureTemplate } from './limits.js';
 
@@ -155,13 +154,11 @@ export class TemplateRenderer {
       this.cache.delete(key);
       this.cache.set(key, cached);
       this.stats.hits++;
-      templateCacheHit();
       return cached;
     }
     // A new version replaces the old one at once, even if it then fails to compile.
     if (cached) this.remove(key, cached);
     this.stats.misses++;
-    templateCacheMiss();
 
     const entry = this.compile(t);
     this.onCompile?.();

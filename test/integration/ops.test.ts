@@ -161,6 +161,18 @@ describe('operations endpoints', () => {
     ).toBe(3);
   });
 
+  it('/metrics counts templates stored beyond the render limits (stored all the same)', async () => {
+    const before = await scrape(svc.httpUrl);
+    const heavy = '{{a}}'.repeat(6_000); // over the 5,000-mustache limit
+    const records = [{ type: 'template', template_id: 'ops-heavy', account_id: 'ops-acc', content: heavy }];
+    expect((await svc.ingest(records)).body).toEqual({ accepted: 1, rejected: [] });
+    const after = await scrape(svc.httpUrl);
+    const delta = (name: string) => metricValue(after, name) - metricValue(before, name);
+    expect(delta('mailstats_templates_over_limits_total')).toBe(1);
+    const res = await svc.call(`${RENDER}?list_id=${LIST}&template_id=ops-heavy`);
+    expect(res.body).toMatchObject({ err: true, code: 17007 });
+  });
+
   it('/metrics lists every documented metric name', async () => {
     const text = await (await fetch(`${svc.httpUrl}/metrics`)).text();
     for (const name of [
@@ -174,6 +186,7 @@ describe('operations endpoints', () => {
       'mailstats_kafka_consumer_lag',
       'mailstats_template_cache_hits_total',
       'mailstats_template_cache_misses_total',
+      'mailstats_templates_over_limits_total',
       'mailstats_clickhouse_errors_total',
       'process_cpu_seconds_total',
     ])
