@@ -1,7 +1,5 @@
 import { z } from 'zod';
 import type { Catalog } from '../shared/catalog/catalog.js';
-import type { Db } from '../shared/clickhouse/client.js';
-import type { TemplateRecord, WorkflowRecord } from '../shared/records/index.js';
 import { authorize } from './api12/auth.js';
 import { requiredId, type RawParams } from './api12/params.js';
 import type { Operation } from './api12/router.js';
@@ -16,7 +14,6 @@ import type { Operation } from './api12/router.js';
  * Same checks and errors as the API's own operations: 407 → 406 → 101 (contract §2.2).
  */
 export interface CatalogOpsDeps {
-  db: Db;
   catalog: Catalog;
 }
 
@@ -42,20 +39,8 @@ export async function automationWorkflows(
 ): Promise<WorkflowEntry[]> {
   const listId = requiredId(params, 'list_id');
   await authorize(deps.catalog, caller.userId, caller.apiKey, listId);
-  // Latest version of every workflow that was ever of this list; one moved to another list is dropped.
-  const rows = await deps.db.query<{ payload: string }>(
-    `SELECT payload FROM catalog
-     WHERE kind = 'workflow'
-       AND key IN (SELECT key FROM catalog WHERE kind = 'workflow' AND list_id = {list:UInt64})
-     ORDER BY key, version DESC, arrival DESC
-     LIMIT 1 BY key`,
-    { list: listId },
-  );
-  return rows
-    .map((r) => JSON.parse(r.payload) as WorkflowRecord)
-    .filter((w) => w.list_id === listId)
-    .map((w) => ({ workflow_id: w.workflow_id, name: w.name }))
-    .sort((a, b) => a.workflow_id - b.workflow_id);
+  const workflows = await deps.catalog.workflows(listId);
+  return workflows.map((w) => ({ workflow_id: w.workflow_id, name: w.name }));
 }
 
 export async function transactionalTemplates(
@@ -69,15 +54,8 @@ export async function transactionalTemplates(
     a.account_id.localeCompare(b.account_id),
   );
   if (accounts.length === 0) return [];
-  // Template keys are `account_id/template_id`; the latest version of each decides whether it is deleted.
-  const rows = await deps.db.query<{ payload: string }>(
-    `SELECT payload FROM catalog
-     WHERE kind = 'template' AND splitByChar('/', key)[1] IN {accounts:Array(String)}
-     ORDER BY key, version DESC, arrival DESC
-     LIMIT 1 BY key`,
-    { accounts: accounts.map((a) => a.account_id) },
-  );
-  const templates = rows.map((r) => JSON.parse(r.payload) as TemplateRecord).filter((t) => !t.deleted);
+  const stored = await deps.catalog.templatesOf(accounts.map((a) => a.account_id));
+  const templates = stored.filter((t) => !t.deleted);
   return accounts.map((a) => ({
     account_id: a.account_id,
     active: a.active,

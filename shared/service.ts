@@ -154,7 +154,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
     'transactional.templateRender': (caller, params) =>
       transactionalTemplateRender(renderDeps, caller, params),
     'list.all': (caller, params) => listAll({ catalog }, caller, params),
-    ...catalogOperations({ db, catalog }),
+    ...catalogOperations({ catalog }),
   };
 
   // Every role listens on PORT: the ingest role for /healthz, /readyz and /metrics only (contract §6).

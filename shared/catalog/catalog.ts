@@ -7,6 +7,7 @@ import type {
   TemplateRecord,
   UserRecord,
   ListAccessRecord,
+  WorkflowRecord,
 } from '../records/index.js';
 
 /** A template as stored, with a token that changes whenever a newer version is stored. */
@@ -220,6 +221,40 @@ export class Catalog {
         .map((r) => JSON.parse(r.payload) as ListRecord)
         .map((r) => ({ ...r, timezone: r.timezone ?? this.defaultTimezone }))
         .sort((a, b) => a.list_id - b.list_id);
+    });
+  }
+
+  /** The list's workflows at their latest version (one moved to another list is not returned), by id. */
+  workflows(listId: number): Promise<WorkflowRecord[]> {
+    return this.cached(`workflows|${listId}`, async () => {
+      const rows = await this.db.query<{ payload: string }>(
+        `SELECT payload FROM catalog
+         WHERE kind = 'workflow'
+           AND key IN (SELECT key FROM catalog WHERE kind = 'workflow' AND list_id = {list:UInt64})
+         ORDER BY key, version DESC, arrival DESC
+         LIMIT 1 BY key`,
+        { list: listId },
+      );
+      return rows
+        .map((r) => JSON.parse(r.payload) as WorkflowRecord)
+        .filter((w) => w.list_id === listId)
+        .sort((a, b) => a.workflow_id - b.workflow_id);
+    });
+  }
+
+  /** The latest version of every template of these accounts (deleted ones included: the caller decides). */
+  async templatesOf(accountIds: string[]): Promise<TemplateRecord[]> {
+    if (accountIds.length === 0) return [];
+    return this.cached(`templates|${accountIds.join('\n')}`, async () => {
+      // Template keys are `account_id/template_id`.
+      const rows = await this.db.query<{ payload: string }>(
+        `SELECT payload FROM catalog
+         WHERE kind = 'template' AND splitByChar('/', key)[1] IN {accounts:Array(String)}
+         ORDER BY key, version DESC, arrival DESC
+         LIMIT 1 BY key`,
+        { accounts: accountIds },
+      );
+      return rows.map((r) => JSON.parse(r.payload) as TemplateRecord);
     });
   }
 }
