@@ -4,16 +4,18 @@
 #   docker build -t mailstats .        docker compose up -d   (see README, "Containers")
 ARG NODE_VERSION=26
 
-# 1. Compile TypeScript to dist/ (dev dependencies needed for tsc only; chdb's 540 MB engine skipped).
+# 1. Compile TypeScript to dist/ and build the dashboard into dashboard/dist (dev dependencies; optional
+#    ones too, since Vite's bundler needs its native binding — chdb comes along but stays in this stage).
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
-RUN npm install --no-audit --no-fund --omit=optional --ignore-scripts
+RUN npm install --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json main.ts ./
 COPY admin ./admin
 COPY ingest ./ingest
 COPY query-api ./query-api
 COPY shared ./shared
+COPY dashboard ./dashboard
 RUN npm run build
 
 # 2. Production dependencies only.
@@ -31,6 +33,7 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
+COPY --from=build --chown=root:root /app/dashboard/dist ./dashboard/dist
 COPY --chown=root:root package.json ./
 # The base image's unprivileged `node` user, numerically so that runtimes can check it is not root.
 USER 1000:1000

@@ -1,35 +1,7 @@
-/** automation.stats answer records (contract §2.4): the fields the dashboard reads. */
-export interface StatsRecord {
-  date: string;
-  list_id: string;
-  currency: string;
-  sends_unique: number;
-  sends_total: number;
-  opens_unique: number;
-  opens_total: number;
-  clicks_unique: number;
-  clicks_total: number;
-  purchase_count: number;
-  purchases_value_ron: number;
-  purchases_value_eur: number;
-  bounce_total: number;
-  unsub_total: number;
-  spam_total: number;
-  events_ok: number;
-  events_failed: number;
-  conditions_ok: number;
-  conditions_failed: number;
-  actions_ok: number;
-  actions_failed: number;
-  formatted_revenue_ron: string;
-  formatted_revenue_eur: string;
-  purchases_value_aov_ron: number;
-  purchases_value_aov_eur: number;
-  formatted_value_aov_ron: string;
-  formatted_value_aov_eur: string;
-  opens_unique_percent: number;
-  clicks_unique_percent: number;
-}
+import type { StatsRecord } from '../../query-api/stats/answer.js';
+
+/** automation.stats answer records (contract §2.4): the server's own type (type-only: nothing is bundled). */
+export type { StatsRecord };
 
 /** Counters that add up over days. */
 export const COUNT_FIELDS = [
