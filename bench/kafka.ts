@@ -123,6 +123,7 @@ export async function kafkaBench(
 
   // End to end: the worker as its own process (ROLE=all for its API), catching up on the whole topic.
   const port = await freePort();
+  const spawnedAt = Date.now();
   const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
     env: {
       ...process.env,
@@ -149,14 +150,16 @@ export async function kafkaBench(
   }, 500);
   const from = new Date(Date.parse(today) - (BENCH.days - 1) * 86_400_000).toISOString().slice(0, 10);
   const url = `http://127.0.0.1:${port}/api/1.2/rest/1/k/automation.stats.json?list_id=${BENCH.listId}&start_date=${from}&stop_date=${today}`;
-  let started = 0;
+  // The worker consumes before its API knows the bench's user (a catalog record), so the clock starts
+  // at the spawn (startup and group join included) and, for the streaming rate alone, at the first
+  // poll that counts any record.
+  let first = { at: 0, counted: 0 };
   let counted = 0;
   while (counted < total) {
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, 250));
     try {
       const res = await fetch(url);
       if (res.status !== 200) continue;
-      if (!started) started = Date.now();
       const days = (await res.json()) as {
         sends_total: number;
         opens_total: number;
@@ -167,11 +170,15 @@ export async function kafkaBench(
         (a, d) => a + d.sends_total + d.opens_total + d.clicks_total + d.purchase_count,
         0,
       );
+      if (!first.at && counted > 0) first = { at: Date.now(), counted };
     } catch {
       /* the API is not up yet */
     }
   }
-  const e2e = total / ((Date.now() - started) / 1000);
+  const doneAt = Date.now();
+  const e2eFromSpawn = total / ((doneAt - spawnedAt) / 1000);
+  // If everything was counted at the first poll, the streaming rate is unknown: the spawn figure stands.
+  const e2e = first.counted < total ? (total - first.counted) / ((doneAt - first.at) / 1000) : e2eFromSpawn;
   clearInterval(sampler);
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
@@ -179,42 +186,66 @@ export async function kafkaBench(
 
   const steady = rss.slice(Math.floor(rss.length / 2)).sort((a, b) => a - b);
   const steadyRss = steady[Math.floor(steady.length / 2)] ?? 0;
-  const ceiling = Math.min(rawConsume, rawInsert);
+  // Streaming rates (first record to last) on every row: group joins and process start are shown apart.
+  const rawConsumeSteady = Math.max(...kjs.map((r) => r.steady));
+  const ceiling = Math.min(rawConsumeSteady, rawInsert);
   const share = e2e / ceiling;
   const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
   const spread = (xs: number[]) => xs.map(fmtRate).join(' / ');
   const ratio = (a: number[], b: number[]) => `${Math.round((Math.max(...b) / Math.max(...a)) * 100)}%`;
-  const peer = engine.rate;
+  const peer = engine.steady ?? engine.rate;
+  const engineHow =
+    engine.mode === 'background'
+      ? 'background streaming'
+      : engine.mode === 'direct'
+        ? 'driven by INSERT … SELECT'
+        : 'did not consume';
   return [
-    `${total.toLocaleString('en-US')} records on a ${PARTITIONS}-partition topic (local KRaft broker, one worker process, embedded ClickHouse). Records/s; end to end is measured from the worker's API answering until every record is counted. Ceilings and peers ran in this same run, one after the other on the same broker and topic.`,
+    `${total.toLocaleString('en-US')} records on a ${PARTITIONS}-partition topic (local KRaft broker, one worker process, embedded ClickHouse). Records/s from the first record stored (or consumed) to the last — the streaming rate; the "from start" column adds process start, group join and first fetch. End to end is counted through the worker's own stats API (polled every 0.25 s). Ceilings and peers ran in this same run, one after the other on the same broker and topic.`,
     '',
     table(
-      ['path', 'records/s', 'target', 'verdict'],
+      ['path', 'records/s', 'from start', 'target', 'verdict'],
       [
-        ['kafkajs consumption alone (ceiling; best of 2)', fmtRate(rawConsume), '', ''],
-        ['ClickHouse insert of the same rows alone (ceiling)', fmtRate(rawInsert), '', ''],
         [
-          `peer: ClickHouse Kafka table engine → view → copy of events (${engine.mode === 'background' ? 'background streaming' : engine.mode === 'direct' ? 'driven by INSERT … SELECT' : 'did not consume'})`,
+          'kafkajs consumption alone (ceiling; best of 2)',
+          fmtRate(rawConsumeSteady),
+          fmtRate(rawConsume),
+          '',
+          '',
+        ],
+        [
+          'ClickHouse insert of the same rows alone (ceiling; 50,000-row inserts)',
+          fmtRate(rawInsert),
+          '',
+          '',
+          '',
+        ],
+        [
+          `peer: ClickHouse Kafka table engine → materialized view → copy of events (${engineHow})`,
           peer ? fmtRate(peer) : 'n/a',
+          engine.rate ? fmtRate(engine.rate) : 'n/a',
           '',
           '',
         ],
         [
           'end to end: Kafka → validate → dedup → store → day recompute → commit',
           fmtRate(e2e),
+          fmtRate(e2eFromSpawn),
           '≥ 100,000',
           verdict(e2e >= 100_000),
         ],
-        ['end to end / lower ceiling', `${Math.round(share * 100)}%`, '≥ 70%', verdict(share >= 0.7)],
+        ['end to end / lower ceiling', `${Math.round(share * 100)}%`, '', '≥ 70%', verdict(share >= 0.7)],
         [
           'end to end / Kafka engine peer',
           peer ? `${Math.round((e2e / peer) * 100)}%` : 'n/a',
+          '',
           '≥ 100%',
           peer ? verdict(e2e >= peer) : 'not measured',
         ],
         [
           'worker RSS steady (median of the second half), engine included',
           `${Math.round(steadyRss)} MB`,
+          '',
           '≤ 400 MB without the engine',
           `${verdict(steadyRss <= 400)} (engine not separable in one process)`,
         ],
