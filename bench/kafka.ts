@@ -124,21 +124,27 @@ export async function kafkaBench(
   // End to end: the worker as its own process (ROLE=all for its API), catching up on the whole topic.
   const port = await freePort();
   const spawnedAt = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
-    env: {
-      ...process.env,
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'mailstats-kbench-')),
-      PORT: String(port),
-      SEED_DEMO: 'false',
-      LOG_LEVEL: 'warn',
-      KAFKA_BROKERS: brokers,
-      KAFKA_EVENTS_TOPIC: topics.events,
-      KAFKA_CATALOG_TOPIC: topics.catalog,
-      KAFKA_DLQ_TOPIC: topics.dlq,
-      KAFKA_GROUP_ID: `w-${id}`,
+  // BENCH_CPU_PROF_DIR: profile the worker (written when it exits on SIGTERM) to see where its time goes.
+  const prof = process.env.BENCH_CPU_PROF_DIR;
+  const child = spawn(
+    process.execPath,
+    [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), '--import', 'tsx', 'main.ts'],
+    {
+      env: {
+        ...process.env,
+        DATA_DIR: mkdtempSync(join(tmpdir(), 'mailstats-kbench-')),
+        PORT: String(port),
+        SEED_DEMO: 'false',
+        LOG_LEVEL: 'warn',
+        KAFKA_BROKERS: brokers,
+        KAFKA_EVENTS_TOPIC: topics.events,
+        KAFKA_CATALOG_TOPIC: topics.catalog,
+        KAFKA_DLQ_TOPIC: topics.dlq,
+        KAFKA_GROUP_ID: `w-${id}`,
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  );
   const rss: number[] = [];
   const sampler = setInterval(() => {
     try {
