@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
 import express from 'express';
@@ -216,9 +216,18 @@ const cannonOptions = (url: string, body: string) => ({
 });
 
 /** One run; `cpuUs`: CPU time of this process (the server side) per request, robust to a busy machine. */
-async function load(url: string, body: string, seconds: number): Promise<CannonResult & { cpuUs: number }> {
+async function load(
+  url: string,
+  body: string,
+  seconds: number,
+  overallRate?: number,
+): Promise<CannonResult & { cpuUs: number }> {
   const cpu0 = process.cpuUsage();
-  const r = await autocannon({ ...cannonOptions(url, body), duration: seconds });
+  const r = await autocannon({
+    ...cannonOptions(url, body),
+    duration: seconds,
+    ...(overallRate ? { overallRate } : {}),
+  });
   const cpu = process.cpuUsage(cpu0);
   if (r.non2xx > 0) throw new Error(`${url}: ${r.non2xx} non-2xx answers`);
   // On a shared, overloaded machine some requests time out (10 s): counted and printed, not fatal.
@@ -285,35 +294,69 @@ export async function renderBench(): Promise<string> {
   const answerBytes = Buffer.byteLength(answer);
   const contentBytes = Buffer.byteLength((JSON.parse(answer) as { content: string }).content);
 
-  // The ceiling: the same framework, body parsing and answer size, no work. Same process as the service.
-  const fixed = Buffer.from(JSON.stringify({ content: 'x'.repeat(answerBytes - 14) }));
+  // The ceilings answer the very bytes the render answered, after reading the same body, doing no work:
+  // a bare Express 5 route (the framework the service uses) and a bare node:http handler (the floor
+  // of any Node HTTP service). Same process as the service.
+  const fixed = Buffer.from(answer);
   const ceilingApp = express();
   ceilingApp.disable('x-powered-by');
   ceilingApp.set('etag', false);
   ceilingApp.post('/fixed', express.raw({ type: () => true, limit: '1mb' }), (_req, res) => {
     res.type('application/json').send(fixed);
   });
-  const ceilingServer = await new Promise<Server>((ok) => {
-    const s = ceilingApp.listen(0, () => ok(s));
+  const listen = (server: Server) =>
+    new Promise<string>((ok) => {
+      server.listen(0, '127.0.0.1', () => {
+        const a = server.address();
+        ok(`http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}/fixed`);
+      });
+    });
+  const ceilingServer = createServer(ceilingApp);
+  const ceilingUrl = await listen(ceilingServer);
+  const bareServer = createServer((req, res) => {
+    req.on('data', () => {});
+    req.on('end', () => {
+      res.writeHead(200, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': fixed.length,
+      });
+      res.end(fixed);
+    });
   });
-  const address = ceilingServer.address();
-  const ceilingUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/fixed`;
+  const bareUrl = await listen(bareServer);
 
-  // The machine may be shared: both targets are measured ROUNDS times, alternating, and the best
-  // round of each is reported.
+  // The machine may be shared: the three targets are measured ROUNDS times, alternating, and the best
+  // round of each is reported (each round's figures are printed to stderr for the spread).
   const load0 = loadavg()[0]!;
   await load(url, body, WARMUP_S);
   await load(ceilingUrl, body, WARMUP_S);
-  let render: (CannonResult & { cpuUs: number }) | undefined;
-  let ceiling: (CannonResult & { cpuUs: number }) | undefined;
+  await load(bareUrl, body, WARMUP_S);
+  type Run = CannonResult & { cpuUs: number };
+  const rounds: { render: Run; express: Run; bare: Run }[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const r = await load(url, body, DURATION_S);
     const c = await load(ceilingUrl, body, DURATION_S);
-    if (!render || r.requests.average > render.requests.average) render = r;
-    if (!ceiling || c.requests.average > ceiling.requests.average) ceiling = c;
+    const b = await load(bareUrl, body, DURATION_S);
+    rounds.push({ render: r, express: c, bare: b });
+    console.error(
+      `render bench round ${round + 1}: render ${Math.round(r.requests.average)}/s, express ${Math.round(c.requests.average)}/s, node:http ${Math.round(b.requests.average)}/s`,
+    );
   }
+  const bestOf = (k: 'render' | 'express' | 'bare') =>
+    rounds.map((x) => x[k]).reduce((a, b) => (b.requests.average > a.requests.average ? b : a));
+  const render = bestOf('render');
+  const ceiling = bestOf('express');
+  const bare = bestOf('bare');
+  // Latency at half of the measured capacity: a fixed overall request rate, as a service is run with
+  // headroom. Capacity = the mean of the rounds (the best round overstates it on a shared machine).
+  const meanRate = rounds.reduce((a, x) => a + x.render.requests.average, 0) / rounds.length;
+  const halfRate = Math.max(1, Math.round(meanRate / 2));
+  const half = await load(url, body, DURATION_S, halfRate);
   const load1 = loadavg()[0]!;
+  // autocannon stops at its deadline with requests in flight: let them finish before closing the service.
+  await new Promise((r) => setTimeout(r, 3000));
   await new Promise<void>((ok) => ceilingServer.close(() => ok()));
+  await new Promise<void>((ok) => bareServer.close(() => ok()));
   await svc.close();
 
   // In-process splits of one request's CPU work: the engine alone, then with the answer's serialization.
@@ -339,14 +382,17 @@ export async function renderBench(): Promise<string> {
   const poolWorkers = pool.stats().workers;
   await pool.close();
 
-  const best = { render: render!, ceiling: ceiling! };
+  const best = { render, ceiling, bare };
   const rate = (r: number) => Math.round(r).toLocaleString('en-US');
   const ms = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(1));
   const share = best.render.requests.average / best.ceiling.requests.average;
-  const met = (ok: boolean) => (ok ? 'met' : 'missed');
+  const shareBare = best.render.requests.average / best.bare.requests.average;
+  const met = (ok: boolean) => (ok ? 'met' : '**missed**');
+  const spread = (k: 'render' | 'express' | 'bare') =>
+    rounds.map((x) => rate(x[k].requests.average)).join(' / ');
   const kb = (bytes: number) => (bytes / 1024).toFixed(1);
   return [
-    `transactional.templateRender of a ${kb(Buffer.byteLength(content))} KB HTML template (an order confirmation: helpers, conditionals, a 4-item loop, 2 templated props) with 30 params (${kb(Buffer.byteLength(body))} KB POST JSON body); the answer is ${kb(answerBytes)} KB (content ${kb(contentBytes)} KB). Load: autocannon, ${CONNECTIONS} connections, in a child process; ${WARMUP_S} s warm-up each, then ${ROUNDS} alternating rounds of ${DURATION_S} s per target, best round shown. The service (embedded store, LOG_LEVEL=warn) and the ceiling are both served by the bench process, one at a time. Ceiling: a bare Express 5 route in that process that reads the same body (express.raw) and answers a prebuilt JSON buffer of the same size. 1-minute load average ${load0.toFixed(1)} before, ${load1.toFixed(1)} after (the machine is shared).`,
+    `transactional.templateRender of a ${kb(Buffer.byteLength(content))} KB HTML template (an order confirmation: helpers, conditionals, a 4-item loop, 2 templated props) with 30 params (${kb(Buffer.byteLength(body))} KB POST JSON body); the answer is ${kb(answerBytes)} KB (content ${kb(contentBytes)} KB). Load: autocannon, ${CONNECTIONS} connections, in a child process; ${WARMUP_S} s warm-up each, then ${ROUNDS} alternating rounds of ${DURATION_S} s per target, best round shown (requests/s per round: render ${spread('render')}; Express ${spread('express')}; node:http ${spread('bare')}). The service (embedded store, LOG_LEVEL=warn) and both ceilings are served by the bench process, one at a time. Ceilings: a bare Express 5 route (reads the body with express.raw) and a bare node:http handler (reads the body), both answering the render's own answer bytes from a prebuilt buffer. 1-minute load average ${load0.toFixed(1)} before, ${load1.toFixed(1)} after (the machine is shared: the ratios hold better than the absolute figures).`,
     '',
     table(
       ['path', 'requests/s', 'p50 ms', 'p99 ms', 'share of ceiling', 'server CPU µs / request'],
@@ -356,16 +402,32 @@ export async function renderBench(): Promise<string> {
           rate(best.render.requests.average),
           ms(best.render.latency.p50),
           ms(best.render.latency.p99),
-          `${(share * 100).toFixed(0)}%`,
+          `${(shareBare * 100).toFixed(0)}% of node:http, ${(share * 100).toFixed(0)}% of Express`,
           Math.round(best.render.cpuUs),
         ],
         [
-          'Express route, fixed answer of the same size (ceiling)',
+          `the same render at 50% of its capacity (${rate(halfRate)} requests/s offered: half the mean of the rounds)`,
+          rate(half.requests.average),
+          ms(half.latency.p50),
+          ms(half.latency.p99),
+          '',
+          Math.round(half.cpuUs),
+        ],
+        [
+          'bare Express route, the same answer bytes (ceiling)',
           rate(best.ceiling.requests.average),
           ms(best.ceiling.latency.p50),
           ms(best.ceiling.latency.p99),
-          '100%',
+          '100% (Express)',
           Math.round(best.ceiling.cpuUs),
+        ],
+        [
+          'bare node:http route, the same answer bytes (ceiling)',
+          rate(best.bare.requests.average),
+          ms(best.bare.latency.p50),
+          ms(best.bare.latency.p99),
+          '100% (node:http)',
+          Math.round(best.bare.cpuUs),
         ],
         [
           'render engine alone (in process, no HTTP)',
@@ -394,6 +456,25 @@ export async function renderBench(): Promise<string> {
       ],
     ),
     '',
-    `Targets: ≥ 5,000 renders/s (${met(best.render.requests.average >= 5000)}), p99 ≤ 20 ms (${met(best.render.latency.p99 <= 20)}), ≥ 50% of the ceiling (${met(share >= 0.5)}).`,
+    table(
+      ['target (issue 12)', 'measured', 'verdict'],
+      [
+        [
+          'render ≥ 50% of the bare node:http route',
+          `${(shareBare * 100).toFixed(0)}%`,
+          met(shareBare >= 0.5),
+        ],
+        [
+          'p99 ≤ 20 ms at 50% of capacity',
+          `${ms(half.latency.p99)} ms at ${rate(half.requests.average)} requests/s`,
+          met(half.latency.p99 <= 20),
+        ],
+        [
+          '≥ 5,000 renders/s (earlier target; absolute, machine-bound)',
+          rate(best.render.requests.average),
+          met(best.render.requests.average >= 5000),
+        ],
+      ],
+    ),
   ].join('\n');
 }

@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { ingestBench } from './ingest.js';
 import { kafkaBench } from './kafka.js';
 import { renderBench } from './render.js';
@@ -27,9 +27,12 @@ for (const name of names) {
   const section = SECTIONS[name];
   if (!section) throw new Error(`unknown section ${name}; known: ${Object.keys(SECTIONS).join(', ')}`);
   console.error(`bench: ${name}…`);
+  const loadBefore = loadavg()[0]!;
   const body = await section.run();
+  // The machine is shared: the 1-minute load average before and after says how loaded the run was.
+  const load = `load average (1 min) ${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after`;
   const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-  const block = `<!-- ${name} -->\n## ${section.title}\n\nMeasured ${new Date().toISOString().slice(0, 16)}Z on ${machine}.\n\n${body}\n<!-- /${name} -->`;
+  const block = `<!-- ${name} -->\n## ${section.title}\n\nMeasured ${new Date().toISOString().slice(0, 16)}Z on ${machine}; ${load}.\n\n${body}\n<!-- /${name} -->`;
   const re = new RegExp(`<!-- ${name} -->[\\s\\S]*?<!-- /${name} -->`);
   doc = re.test(doc) ? doc.replace(re, block) : `${doc.trimEnd()}\n\n${block}\n`;
   writeFileSync(FILE, doc);

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import express from 'express';
 import { EventStore } from '../shared/clickhouse/event-store.js';
 import { READ_SETTINGS, statsSql, type StatsQuery } from '../shared/clickhouse/stats-store.js';
 import { addDays, localDate } from '../shared/dates.js';
@@ -36,6 +38,36 @@ export async function statsBench(sizes = [1_000_000, 10_000_000], runs = 200): P
       { type: 'list_access', user_id: 1, list_id: BENCH.listId, granted: true },
     ].map((value, i) => ({ line: i + 1, value })),
   );
+  // HTTP ceilings: a bare node:http route and a bare Express route answering the very bytes the
+  // service answered for the shape being measured, through the same client loop.
+  let current = Buffer.alloc(0);
+  const bare = createServer((_req, res) => {
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': current.length,
+    });
+    res.end(current);
+  });
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.get('/fixed', (_req, res) => {
+    res.type('application/json').send(current);
+  });
+  const framework = createServer(app);
+  const listen = (server: Server) =>
+    new Promise<string>((ok) => {
+      server.listen(0, '127.0.0.1', () => {
+        const a = server.address();
+        ok(`http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}/fixed`);
+      });
+    });
+  const bareUrl = await listen(bare);
+  const expressUrl = await listen(framework);
+  const get = (target: string) => async () => {
+    const res = await fetch(target);
+    await res.arrayBuffer();
+  };
   const today = localDate(Date.now(), 'Europe/Bucharest');
   const from = addDays(today, -(BENCH.days - 1));
   const rows: (string | number)[][] = [];
@@ -63,12 +95,15 @@ export async function statsBench(sizes = [1_000_000, 10_000_000], runs = 200): P
         if (res.status !== 200) throw new Error(`stats answered ${res.status}: ${await res.text()}`);
         await res.arrayBuffer(); // the whole answer, received but not parsed: parsing is the client's cost
       }, runs);
-      const bare = await measure(() => svc.db.query(sql, params, READ_SETTINGS), runs);
+      const sqlTimes = await measure(() => svc.db.query(sql, params, READ_SETTINGS), runs);
+      current = Buffer.from(await (await fetch(url)).arrayBuffer());
+      const nodeHttp = await measure(get(bareUrl), runs);
+      const viaExpress = await measure(get(expressUrl), runs);
       const [a50, a99, s50, s99] = [
         percentile(api, 50),
         percentile(api, 99),
-        percentile(bare, 50),
-        percentile(bare, 99),
+        percentile(sqlTimes, 50),
+        percentile(sqlTimes, 99),
       ];
       const growth = p50s.has(shape.name) ? `${(a50 / p50s.get(shape.name)!).toFixed(2)}×` : '';
       if (!p50s.has(shape.name)) p50s.set(shape.name, a50);
@@ -80,16 +115,31 @@ export async function statsBench(sizes = [1_000_000, 10_000_000], runs = 200): P
         fmt(s50),
         fmt(s99),
         `${(a50 / s50).toFixed(2)}×`,
+        fmt(percentile(nodeHttp, 50)),
+        fmt(percentile(viaExpress, 50)),
         growth,
       ]);
     }
   }
   await svc.close();
+  await new Promise<void>((ok) => bare.close(() => ok()));
+  await new Promise<void>((ok) => framework.close(() => ok()));
   return [
-    `Stats latency, 365-day period, one list with ${BENCH.workflows} workflows, ${BENCH.triggers} triggers and ~${BENCH.subscribers / 1000}k subscribers; ${runs} sequential requests after 20 warm-ups, after \`OPTIMIZE … FINAL\`. API = HTTP round trip through the service (body received, not parsed; the client runs in the same process); SQL = the same query through the same client (the ceiling). Times in ms.`,
+    `Stats latency, 365-day period, one list with ${BENCH.workflows} workflows, ${BENCH.triggers} triggers and ~${BENCH.subscribers / 1000}k subscribers; ${runs} sequential requests after 20 warm-ups, after \`OPTIMIZE … FINAL\`. API = HTTP round trip through the service (body received, not parsed; the client runs in the same process); SQL = the same query through the same client (the ceiling); bare node:http / Express = a route answering the same bytes with no work, through the same client loop (the HTTP ceilings). Times in ms.`,
     '',
     table(
-      ['shape', 'raw records', 'API p50', 'API p99', 'SQL p50', 'SQL p99', 'API ÷ SQL (p50)', 'p50 vs 1M'],
+      [
+        'shape',
+        'raw records',
+        'API p50',
+        'API p99',
+        'SQL p50',
+        'SQL p99',
+        'API ÷ SQL (p50)',
+        'bare node:http, same bytes, p50',
+        'bare Express, same bytes, p50',
+        'p50 vs 1M',
+      ],
       rows,
     ),
     '',
