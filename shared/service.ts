@@ -161,7 +161,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
   const app = createServiceApp({
     api: config.ROLE !== 'ingest' ? createApp({ log, operations, ingest: { sink, token } }) : undefined,
     operations: Object.keys(operations),
-    readiness: { db, consumer: worker },
+    readiness: { db, consumer: worker, renderer: config.ROLE !== 'ingest' ? renderer : undefined },
     consumerLag: worker ? consumerLagReader(config) : undefined,
     log,
   });

@@ -8,6 +8,8 @@ export interface ReadinessDeps {
   db: Pick<Db, 'query'>;
   /** Present in a process that runs the Kafka consumer (ROLE all or ingest with KAFKA_BROKERS). */
   consumer?: { isMember(): boolean };
+  /** Present in a process that serves the API: its template render workers. */
+  renderer?: { started(): boolean };
 }
 
 export interface Readiness {
@@ -32,8 +34,11 @@ function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
 
 const why = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
 
-/** ClickHouse answers a trivial query, every migration is recorded, the consumer is in its group. */
-export async function checkReadiness({ db, consumer }: ReadinessDeps): Promise<Readiness> {
+/**
+ * ClickHouse answers a trivial query, every migration is recorded, the consumer is in its group, the render
+ * workers have started.
+ */
+export async function checkReadiness({ db, consumer, renderer }: ReadinessDeps): Promise<Readiness> {
   const checks: Record<string, string> = {};
   try {
     await withTimeout(db.query('SELECT 1'), 'ClickHouse');
@@ -51,6 +56,7 @@ export async function checkReadiness({ db, consumer }: ReadinessDeps): Promise<R
       checks.migrations = 'not checked (ClickHouse is not answering)';
     }
   }
+  if (renderer) checks.render_workers = renderer.started() ? 'ok' : 'starting';
   if (consumer) checks.kafka_consumer = consumer.isMember() ? 'ok' : 'not a member of its consumer group';
   const failing = Object.entries(checks).filter(([, v]) => v !== 'ok');
   return failing.length === 0

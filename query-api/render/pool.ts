@@ -109,6 +109,8 @@ export class RenderPool {
   private readonly killed = { time: 0, memory: 0, other: 0 };
   private nextId = 1;
   private closed = false;
+  /** Every worker has loaded the engine at least once (a worker replaced later does not undo it). */
+  private startedOnce = false;
 
   constructor(opts: RenderPoolOptions = {}) {
     const size = opts.size ?? Math.min(4, Math.max(2, availableParallelism()));
@@ -167,6 +169,14 @@ export class RenderPool {
       refusedVersions,
       cache,
     };
+  }
+
+  /**
+   * For readiness: until every worker has started, a template's own worker may be missing, so another one
+   * compiles it too (a second compile of the same version, not an error).
+   */
+  started(): boolean {
+    return this.startedOnce;
   }
 
   /** Resolves once every worker has loaded the engine (the service starts without waiting for it). */
@@ -276,6 +286,7 @@ export class RenderPool {
     if ('ready' in m) {
       slot.ready = true;
       slot.tid = m.tid;
+      this.startedOnce ||= this.slots.every((s) => s.ready);
       this.pump();
       return;
     }

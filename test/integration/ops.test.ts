@@ -35,6 +35,13 @@ describe('operations endpoints', () => {
       { type: 'template', template_id: 'ops-tpl', account_id: 'ops-acc', content: 'Hi {{name}}' },
     ];
     expect((await svc.ingest(catalog)).body).toEqual({ accepted: catalog.length, rejected: [] });
+    // The service answers before its render workers have started; the cache counts below assume they have
+    // (until then a template's own worker may be missing and another one compiles it too).
+    for (let t = Date.now(); (await get('/readyz')).status !== 200;) {
+      if (Date.now() - t > 60_000)
+        throw new Error(`/readyz not 200 within 60 s: ${(await get('/readyz')).text}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   });
   afterAll(() => svc?.stop());
 
@@ -44,7 +51,10 @@ describe('operations endpoints', () => {
     const ready = await get('/readyz');
     expect(ready.status).toBe(200);
     // Without KAFKA_BROKERS there is no consumer, so no consumer check.
-    expect(JSON.parse(ready.text)).toEqual({ ready: true, checks: { clickhouse: 'ok', migrations: 'ok' } });
+    expect(JSON.parse(ready.text)).toEqual({
+      ready: true,
+      checks: { clickhouse: 'ok', migrations: 'ok', render_workers: 'ok' },
+    });
   });
 
   it('/readyz is 503 naming ClickHouse while it fails, /healthz stays 200, and it recovers', async () => {

@@ -106,7 +106,9 @@ describe('RenderPool', () => {
   let pool: RenderPool;
   beforeAll(async () => {
     pool = new RenderPool({ size: 2 });
+    expect(pool.started()).toBe(false); // the workers load the engine asynchronously
     await pool.ready();
+    expect(pool.started()).toBe(true);
   }, 120_000);
   afterAll(() => pool?.close());
 
