@@ -68,12 +68,14 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
   }
   app.all(
     API12_REST_ROUTE,
+    knownOperation(operations), // the operation first (§2.2): PUT on an unknown one is its 404
     onlyMethods(['GET', 'POST']),
-    knownOperation(operations),
     readBody(API_BODY_LIMIT, unreadableParams),
     api12Route(operations),
   );
   // XML-RPC (contract §2.6): the same operations, positional params; body errors become faults.
+  // Other methods: the JSON 405 (an XML-RPC fault answers POSTed calls only).
+  app.all('/api/1.2/xmlrpc/:userId/:apiKey', onlyMethods(['POST']));
   app.post(
     '/api/1.2/xmlrpc/:userId/:apiKey',
     readBody(API_BODY_LIMIT, unreadableParams),

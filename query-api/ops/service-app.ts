@@ -73,7 +73,7 @@ export function createServiceApp({
     // The ingest role serves no API: every other path is the contract's 404 (the operation named
     // only when the path has the API's shape, so no other segment — possibly a key — is echoed).
     app.use((req: Request) => {
-      throw unknownMethod(API_PATH.exec(req.path)?.[1] ?? '');
+      throw unknownMethod(API_PATH.exec(req.path)?.[1]);
     });
   }
   // Errors of the routes above (the API app answers its own).

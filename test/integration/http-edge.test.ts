@@ -208,6 +208,24 @@ describe('405 for other methods (Allow: GET, POST)', () => {
     expect(res.headers.allow).toBe('GET, POST');
     expect(res.text).not.toContain(KEY);
   });
+  it('the XML-RPC endpoint takes POST only: 405 with Allow: POST, never the key', async () => {
+    for (const method of ['GET', 'PUT']) {
+      const res = await rawRequest(svc.url!, { method, target: `/api/1.2/xmlrpc/${USER}/${KEY}` });
+      expectError(res, 405, 405);
+      expect(res.headers.allow).toBe('POST');
+      expect(res.text).not.toContain(KEY);
+    }
+  });
+  it('an unknown operation is a 404 whatever the method (the operation is checked first)', async () => {
+    const res = await rawRequest(svc.url!, {
+      method: 'PUT',
+      target: `/api/1.2/rest/${USER}/${KEY}/no.such.op.json`,
+      body: '{}',
+      headers: [['Content-Type', 'application/json']],
+    });
+    expectError(res, 404, 404, 'Unknown API method no.such.op.json');
+    expect(res.headers.allow).toBeUndefined();
+  });
   it('GET and POST still work', async () => {
     expect((await rawRequest(svc.url!, { target: `${op()}?list_id=${BUCHAREST}` })).status).toBe(200);
     expect((await post(op(), JSON.stringify(PERIOD), [['Content-Type', 'application/json']])).status).toBe(

@@ -54,7 +54,10 @@ describe('ROLE=ingest HTTP listener', () => {
       status: 404,
       body: { err: true, message: 'Unknown API method automation.stats.json', code: 404 },
     });
-    expect((await get('/api/1.2/rest/1/role-secret-key')).body.message).toBe('Unknown API method ');
+    // Not the API's shape: the same message as the API role's, quoting nothing of the path.
+    expect((await get('/api/1.2/rest/1/role-secret-key')).body.message).toBe(
+      'Unknown API method (the path is not /api/1.2/rest/{user_id}/{api_key}/{operation}.json)',
+    );
     for (const [path, method] of [
       ['/ingest', 'POST'],
       ['/openapi.json', 'GET'],

@@ -62,7 +62,9 @@ describe('OpenAPI document', () => {
 
   beforeAll(async () => {
     svc = await startTestService();
-    const now = Date.now();
+    // Noon (UTC) yesterday: every record below falls on one date in the list's zone (Bucharest), which is
+    // inside the last 3 days at any time of day (with Date.now() the day's records split at midnight there).
+    const now = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 43_200_000;
     const records = [
       ...tenant({ userId: USER, apiKey: KEY, lists: [{ list_id: LIST }, { list_id: LIST + 1 }] }),
       { type: 'user', user_id: USER + 1, api_key_sha256: sha256('other') },
