@@ -110,8 +110,8 @@ export class Pipeline {
   /**
    * Make sure the list's rows are dated in its catalog time zone and return the generation (and zone)
    * new rows are written in. Re-dates when the zones differ, when the newest generation was claimed
-   * but abandoned (by this process after an error, by any process when `takeOver`, or by another
-   * process for longer than TAKE_OVER_S), or when `force`d (rows written concurrently may have been
+   * but abandoned (by this process after an error, by any process when `takeOver` or in embedded mode,
+   * or by another process for longer than TAKE_OVER_S), or when `force`d (rows written concurrently may have been
    * missed). Loops until the zone it dated in is still the catalog's after the fact, so a catalog
    * change racing a re-dating is never left behind.
    */
@@ -129,7 +129,8 @@ export class Pipeline {
       const d = dating.get(listId);
       if (d && d.timezone === timeZone && !force) {
         if (d.done) return { gen: d.gen, timeZone };
-        const abandoned = opts.takeOver || d.owner === this.events.instance || d.age > TAKE_OVER_S;
+        const abandoned =
+          opts.takeOver || this.events.soleWriter || d.owner === this.events.instance || d.age > TAKE_OVER_S;
         // Another process is completing it: write into that generation; it becomes visible with it.
         if (!abandoned) return { gen: d.gen, timeZone };
       }
@@ -137,7 +138,13 @@ export class Pipeline {
       const gen = (d?.gen ?? 0) + 1;
       if (!(await this.events.claim(listId, gen, timeZone))) continue;
       if (d) this.log.info({ list_id: listId, gen, from: d.timezone, to: timeZone }, 're-dating a list');
-      await this.events.redate(listId, gen, timeZone);
+      const { rebuilt } = await this.events.redate(listId, gen, timeZone);
+      if (rebuilt)
+        await this.events
+          .dropOlderGenerations(listId, gen)
+          .catch((err: unknown) =>
+            this.log.warn({ err, list_id: listId, gen }, 'older generations of a list not dropped (unread)'),
+          );
     }
   }
 

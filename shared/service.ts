@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
+import pRetry from 'p-retry';
 import { demoRecords } from '../ingest/demo-seed.js';
 import { Pipeline } from '../ingest/pipeline.js';
 import { IngestWorker } from '../ingest/kafka/worker.js';
@@ -71,14 +72,23 @@ export async function startService(config: Config, log = createLogger(config.LOG
     config.INGEST_BATCH_SIZE,
     log,
   );
-  // Ledger retention and any list re-dating a crash left unfinished (ARCHITECTURE.md, storage). Queued
-  // ahead of every write, but beside the API: readers only ever read finished generations (contract §3.4:
-  // the API answers at once after a crash). Should it fail, each list is still re-dated before its next write.
-  const recovered = pipeline
-    .recover()
-    .catch((err: unknown) =>
-      log.error({ err }, 'start-up recovery failed; lists are re-dated before their next write'),
-    );
+  // Ledger retention and any list re-dating a crash left unfinished (ARCHITECTURE.md, storage), in the
+  // processes that write (not an API that hands its ingest to Kafka). Queued ahead of every write, but
+  // beside the API: readers only ever read finished generations (contract §3.4: the API answers at once
+  // after a crash). Retried with backoff while ClickHouse fails; meanwhile each list is still re-dated
+  // before its next write.
+  const stopRecovery = new AbortController();
+  const writes = config.ROLE !== 'api' || config.KAFKA_BROKERS.length === 0;
+  const recovered = writes
+    ? pRetry(() => pipeline.recover(), {
+        retries: Number.POSITIVE_INFINITY,
+        minTimeout: 1_000,
+        maxTimeout: 30_000,
+        signal: stopRecovery.signal,
+        onFailedAttempt: ({ error, attemptNumber }) =>
+          log.error({ err: error, attempt: attemptNumber }, 'start-up recovery failed; retrying'),
+      }).catch(() => undefined) // only when stopped
+    : Promise.resolve();
   const token = ingestToken(config);
 
   // Kafka is reached beside the API, never before it (contract §3.4): the producer connects and the
@@ -186,6 +196,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
     seeded,
     recovered,
     async close() {
+      stopRecovery.abort();
       // Bounded at every step (contract §6: stop within 10 s whatever does not answer). Offsets not
       // committed because Kafka was away are simply read again by the next start.
       const bounded = (what: string, ms: number, task: () => Promise<unknown>) =>

@@ -117,7 +117,7 @@ export class IngestWorker {
   private async onBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
     const key = `${batch.topic}:${batch.partition}`;
-    let firstUnwritten = batch.messages[0]?.offset;
+    let firstUncommitted = batch.messages[0]?.offset;
     try {
       for (const chunk of await this.chunks(
         batch.topic,
@@ -129,16 +129,20 @@ export class IngestWorker {
         await this.writeChunk(batch.topic, batch.partition, chunk);
         const last = chunk.at(-1)!.offset;
         payload.resolveOffset(last);
-        firstUnwritten = next(last);
         await this.consumer.commitOffsets([
-          { topic: batch.topic, partition: batch.partition, offset: firstUnwritten },
+          { topic: batch.topic, partition: batch.partition, offset: next(last) },
         ]);
+        // Only past a committed chunk: after a failed commit the chunk is read again and re-formed
+        // whole (its recorded range and token), never followed by a new range while the committed
+        // offset still points before it — a crash then would re-read both with other boundaries.
+        firstUncommitted = next(last);
         await payload.heartbeat();
       }
       this.failures.delete(key);
     } catch (err) {
-      // ClickHouse (or the DLQ) failed: nothing past the last durable chunk was committed. Re-read from
-      // there after a backoff; the partition is paused meanwhile, the process keeps running.
+      // ClickHouse, the DLQ or the offset commit failed: re-read from the first uncommitted offset after
+      // a backoff (a stored chunk comes back re-formed with its token); the partition is paused
+      // meanwhile, the process keeps running.
       const n = (this.failures.get(key) ?? 0) + 1;
       this.failures.set(key, n);
       const delay = Math.min(MAX_BACKOFF_MS, 200 * 2 ** (n - 1));
@@ -146,8 +150,8 @@ export class IngestWorker {
         { err, topic: batch.topic, partition: batch.partition, retry_in_ms: delay },
         'batch not stored; will retry',
       );
-      if (firstUnwritten)
-        this.consumer.seek({ topic: batch.topic, partition: batch.partition, offset: firstUnwritten });
+      if (firstUncommitted)
+        this.consumer.seek({ topic: batch.topic, partition: batch.partition, offset: firstUncommitted });
       const resume = payload.pause();
       setTimeout(resume, delay).unref();
     }

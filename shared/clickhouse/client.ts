@@ -65,8 +65,11 @@ export class Db {
   private inFlight = 0;
   private drained: (() => void) | undefined;
   private closing = false;
-  /** Test hook: runs before every operation and may delay it or throw (fault injection). */
-  faultInjector: (() => Promise<void>) | undefined;
+  /**
+   * Test hook: runs before every operation and may delay it or throw (fault injection). `what` is the
+   * statement, or `INSERT INTO <table>` for an insert of rows.
+   */
+  faultInjector: ((what: string) => Promise<void>) | undefined;
 
   constructor(
     private readonly client: ClickHouseClient,
@@ -78,7 +81,7 @@ export class Db {
   ) {}
 
   async query<T>(sql: string, params: Params = {}, settings: ClickHouseSettings = {}): Promise<T[]> {
-    return this.track(async () => {
+    return this.track(sql, async () => {
       const rs = await this.client.query({
         query: sql,
         query_params: params,
@@ -90,7 +93,7 @@ export class Db {
   }
 
   async command(sql: string, params: Params = {}, settings: ClickHouseSettings = {}): Promise<void> {
-    await this.track(() =>
+    await this.track(sql, () =>
       this.client.command({ query: sql, query_params: params, clickhouse_settings: settings }),
     );
   }
@@ -107,7 +110,7 @@ export class Db {
       insert_deduplication_token: token,
       deduplicate_blocks_in_dependent_materialized_views: 1 as const,
     };
-    await this.track(async () => {
+    await this.track(`INSERT INTO ${table}`, async () => {
       if (this.chdb) {
         await this.chdb.chdb.rawInsert({ table, columns, values: payload, format: 'TabSeparated', settings });
       } else {
@@ -128,11 +131,11 @@ export class Db {
     await this.client.close();
   }
 
-  private async track<T>(op: () => Promise<T>): Promise<T> {
+  private async track<T>(what: string, op: () => Promise<T>): Promise<T> {
     if (this.closing) throw new Error('ClickHouse connection is closing');
     this.inFlight++;
     try {
-      if (this.faultInjector) await this.faultInjector();
+      if (this.faultInjector) await this.faultInjector(what);
       return await op();
     } catch (err) {
       throw clickhouseFailed(err);

@@ -82,6 +82,7 @@ const STORED_GENS = `
   SELECT list_id, min(gen) AS gen FROM events
   WHERE list_id IN {lists:Array(UInt64)} AND ts BETWEEN {lo:DateTime64(3)} AND {hi:DateTime64(3)}
     AND event_id IN (SELECT event_id FROM ingest_batches WHERE batch_id = {batch:String})
+    AND event_id NOT IN (${SEEN_IN_WINDOW})
   GROUP BY list_id`;
 
 const DATING = `
@@ -112,6 +113,13 @@ const INT_SETTINGS = { output_format_json_quote_64bit_integers: 0 } as const;
 export class EventStore {
   /** Names this instance's claims in list_dating. */
   readonly instance = randomUUID();
+  /**
+   * Embedded: one process owns the data directory, so a claim of another instance is a dead one's.
+   * A server may have other writers, whose claims are theirs until TAKE_OVER_S.
+   */
+  get soleWriter(): boolean {
+    return this.db.mode === 'embedded';
+  }
 
   constructor(
     private readonly db: Db,
@@ -217,7 +225,8 @@ export class EventStore {
     const [stored, dating] = await Promise.all([
       this.db.query<{ list_id: number; gen: number }>(
         STORED_GENS,
-        { lists, lo: toDateTime64(lo), hi: toDateTime64(hi), batch: batchId },
+        // Duplicates already taken are left out: their stored rows may be of any older generation.
+        { lists, lo: toDateTime64(lo), hi: toDateTime64(hi), batch: batchId, window: this.dedupWindowDays },
         INT_SETTINGS,
       ),
       this.dating(lists),
@@ -266,7 +275,7 @@ export class EventStore {
    * leaves the claim not done, and the next attempt takes a new generation (nothing half-written is
    * ever read or reused). A list with no earlier rows (seen for the first time) costs no rebuild.
    */
-  async redate(listId: number, gen: number, timeZone: string): Promise<void> {
+  async redate(listId: number, gen: number, timeZone: string): Promise<{ rebuilt: boolean }> {
     const p = { list: listId, gen, tz: timeZone };
     const [earlier] = await this.db.query<{ n: number }>(
       'SELECT count() AS n FROM (SELECT 1 FROM events WHERE list_id = {list:UInt64} AND gen < {gen:UInt64} LIMIT 1)',
@@ -283,14 +292,19 @@ export class EventStore {
       [[listId, gen, timeZone, 1, this.instance]],
       `done:${listId}:${gen}`,
     );
-    if (earlier?.n) {
-      // Older generations are never read again: drop them in the background.
-      for (const table of ['daily_sets', 'daily_scopes'])
-        await this.db.command(
-          `ALTER TABLE ${table} DELETE WHERE list_id = {list:UInt64} AND gen < {gen:UInt64}`,
-          p,
-          { mutations_sync: '0' },
-        );
-    }
+    return { rebuilt: Boolean(earlier?.n) };
+  }
+
+  /**
+   * Older generations are never read again once a newer one is done: drop them in the background.
+   * Housekeeping only: a failure here (e.g. too many unfinished mutations) leaves rows nobody reads.
+   */
+  async dropOlderGenerations(listId: number, gen: number): Promise<void> {
+    for (const table of ['daily_sets', 'daily_scopes'])
+      await this.db.command(
+        `ALTER TABLE ${table} DELETE WHERE list_id = {list:UInt64} AND gen < {gen:UInt64}`,
+        { list: listId, gen },
+        { mutations_sync: '0' },
+      );
   }
 }

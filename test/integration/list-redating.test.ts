@@ -134,7 +134,9 @@ describe('ClickHouse failing between a list record and the re-dating, or inside 
       const fault = node.armAfterInsert('catalog', k, 'error');
       const res = await node.ingest([listRecord(list)]);
       expect(fault.fired()).toBe(true);
-      expect(res.status).not.toBe(200);
+      // Dropping the generations nobody reads any more is housekeeping: its failure fails no write.
+      const housekeeping = /^ALTER TABLE daily_\w+ DELETE/.test(fault.statement()!);
+      expect(res.status === 200, fault.statement()).toBe(housekeeping);
       node.svc!.db.faultInjector = undefined;
 
       const later = activity(list, 100, 2000 + k, `d${k}`);
@@ -143,6 +145,49 @@ describe('ClickHouse failing between a list record and the re-dating, or inside 
     },
     120_000,
   );
+
+  const newestGen = async (list: number) =>
+    Number(
+      (
+        await node.svc!.db.query<{ g: string }>(
+          'SELECT max(gen) AS g FROM list_dating WHERE list_id = {list:UInt64}',
+          { list },
+        )
+      )[0]!.g,
+    );
+
+  it('a resent old record beside fresh ones of a re-dated list costs no new re-dating', async () => {
+    const list = 310;
+    const first = activity(list, 200, 11, 'f');
+    expect((await node.ingest([...access(list), ...first.wire])).body.rejected).toEqual([]);
+    expect((await node.ingest([listRecord(list)])).status).toBe(200);
+    const gen = await newestGen(list);
+    expect(gen).toBeGreaterThan(0);
+    // The resent record's stored row is of the generation before the re-dating; it is a duplicate, so
+    // it says nothing about rows a re-dating may have missed (today: a full rebuild per such batch).
+    const later = activity(list, 50, 12, 'g');
+    expect((await node.ingest([first.wire[0], ...later.wire])).body.rejected).toEqual([]);
+    expect(await newestGen(list)).toBe(gen);
+    await expectDatedIn(node, list, [...first.model, ...later.model]);
+  }, 60_000);
+
+  it('embedded: a re-dating another instance claimed and never finished is taken over at the next write', async () => {
+    const list = 320;
+    const first = activity(list, 200, 13, 'h');
+    expect((await node.ingest([...access(list), ...first.wire, listRecord(list)])).body.rejected).toEqual([]);
+    const gen = await newestGen(list);
+    // A claim of a process that died after claiming (one process owns an embedded store, so it is dead).
+    await node.svc!.db.insert(
+      'list_dating',
+      ['list_id', 'gen', 'timezone', 'done', 'owner'],
+      [[list, gen + 1, ZONE, 0, 'a-dead-instance']],
+      `claim:${list}:${gen + 1}`,
+    );
+    // Today the new rows went into the dead generation, which readers never see (for 10 minutes).
+    const later = activity(list, 50, 14, 'i');
+    expect((await node.ingest(later.wire)).body.rejected).toEqual([]);
+    await expectDatedIn(node, list, [...first.model, ...later.model]);
+  }, 60_000);
 
   it('a list seen for the first time with a zone of its own costs no re-dating', async () => {
     const list = 300;

@@ -65,25 +65,29 @@ export class Restartable {
    * (`mode: 'error'`, that one only) or fail it and every later one (`mode: 'kill'`). `fired()` says
    * whether the fault has happened.
    */
-  armAfterInsert(table: string, k: number, mode: 'kill' | 'error'): { fired: () => boolean } {
+  armAfterInsert(
+    table: string,
+    k: number,
+    mode: 'kill' | 'error',
+  ): { fired: () => boolean; statement: () => string | undefined } {
     const db = this.svc!.db;
     let counting = false;
     let n = 0;
-    let fired = false;
+    let fired: string | undefined;
     const insert = db.insert.bind(db);
     db.insert = async (t, columns, rows, token) => {
       await insert(t, columns, rows, token);
-      if (t === table && !counting && !fired) counting = true;
+      if (t === table && !counting && fired === undefined) counting = true;
     };
-    db.faultInjector = async () => {
-      if (fired && mode === 'kill') throw new Error('process killed (test)');
+    db.faultInjector = async (what) => {
+      if (fired !== undefined && mode === 'kill') throw new Error('process killed (test)');
       if (!counting) return;
       if (++n === k) {
-        fired = true;
+        fired = what;
         counting = false;
         throw new Error(mode === 'kill' ? 'process killed (test)' : 'ClickHouse failed (test)');
       }
     };
-    return { fired: () => fired };
+    return { fired: () => fired !== undefined, statement: () => fired };
   }
 }
