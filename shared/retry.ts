@@ -61,6 +61,15 @@ export async function waitFor<T>(what: string, attempt: () => Promise<T>, option
   }
 }
 
+/**
+ * The pause before retry `attempt` (1-based) of a dependency that runs beside the service rather than
+ * before it (Kafka): 0.5 s doubling to 10 s, jittered ±20%, the same curve as `waitFor`.
+ */
+export function backoffMs(attempt: number, minDelayMs = 500, maxDelayMs = 10_000): number {
+  const base = Math.min(maxDelayMs, minDelayMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(base * (0.8 + Math.random() * 0.4));
+}
+
 /** The error's message and, for network failures, its cause's code (ECONNREFUSED, ENOTFOUND…). */
 function describe(err: unknown): string {
   if (!(err instanceof Error)) return String(err);

@@ -1,6 +1,7 @@
 import type { Kafka, Message, Producer } from 'kafkajs';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/log.js';
+import { backoffMs } from '../../shared/retry.js';
 import { isActivity } from '../../shared/records/index.js';
 import { ApiError } from '../../query-api/api12/errors.js';
 import { validateItems, type DecodedItem, type Rejection } from '../decode.js';
@@ -10,7 +11,6 @@ import { ensureTopics, idempotentProducer, kafkaTopics, withTimeout } from './to
 
 /** How long POST /ingest waits for Kafka's acknowledgement before answering 503. */
 const SEND_TIMEOUT_MS = 30_000;
-const RETRY_MS = 2_000;
 /** The largest record POST /ingest takes in Kafka mode (a request must still hold its key and headers). */
 const MAX_RECORD_BYTES = MAX_REQUEST_BYTES - 4 * 1024;
 
@@ -49,8 +49,12 @@ export class KafkaSink {
         this.connected = true;
         return;
       } catch (err) {
-        this.log.warn({ err, attempt }, 'kafka not reachable yet; POST /ingest answers 503 meanwhile');
-        await new Promise((r) => setTimeout(r, RETRY_MS).unref());
+        const retryMs = backoffMs(attempt);
+        this.log.warn(
+          { err, attempt, retry_in_ms: retryMs },
+          'waiting for Kafka (producer); POST /ingest answers 503 meanwhile',
+        );
+        await new Promise((r) => setTimeout(r, retryMs).unref());
       }
     }
   }

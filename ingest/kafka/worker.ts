@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
 import type { KafkaProgress, RecordedRange } from '../../shared/clickhouse/kafka-progress.js';
 import type { Logger } from '../../shared/log.js';
+import { backoffMs } from '../../shared/retry.js';
 import { countKafkaChunk } from '../../shared/metrics.js';
 import { checkRecord, type MailstatsRecord } from '../../shared/records/index.js';
 import type { Pipeline } from '../pipeline.js';
@@ -93,15 +94,16 @@ export class IngestWorker {
     return this.member;
   }
 
-  /** `start()`, retried after a pause while Kafka is unreachable, until it succeeds or `stop()`. */
-  async keepStarting(retryMs = 2_000): Promise<void> {
+  /** `start()`, retried with backoff while Kafka is unreachable, until it succeeds or `stop()`. */
+  async keepStarting(): Promise<void> {
     for (let attempt = 1; !this.stopped; attempt++) {
       try {
         await this.start();
         return;
       } catch (err) {
         if (this.stopped) return;
-        this.log.warn({ err, attempt }, 'kafka consumer could not start; retrying');
+        const retryMs = backoffMs(attempt);
+        this.log.warn({ err, attempt, retry_in_ms: retryMs }, 'waiting for Kafka (consumer)');
         await new Promise((r) => setTimeout(r, retryMs).unref());
       }
     }

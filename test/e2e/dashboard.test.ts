@@ -20,7 +20,11 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 function ensureChromium(): void {
   if (existsSync(CHROMIUM)) return;
   if (process.getuid?.() === 0) {
-    execFileSync('sh', ['-c', 'apt-get update && apt-get install -y chromium'], { stdio: 'inherit' });
+    execFileSync(
+      'sh',
+      ['-c', 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium'],
+      { stdio: 'inherit' },
+    );
     if (existsSync(CHROMIUM)) return;
   }
   throw new Error(

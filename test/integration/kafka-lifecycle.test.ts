@@ -127,6 +127,62 @@ describe('with no Kafka broker reachable', () => {
   }, 180_000);
 });
 
+describe('with the broker down at start', () => {
+  let broker: KafkaBroker | undefined;
+  const dataDir = tmp('late');
+  let child: ChildService | undefined;
+  afterAll(async () => {
+    await stopService(child);
+    await broker?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  // Needs a broker of its own (local jars): it is down while the service starts, then comes up.
+  it.runIf(inject('kafkaBrokerSource') === 'local')(
+    'waits for Kafka beside the API, then produces and consumes once the broker comes up',
+    async () => {
+      broker = await startKafkaBroker({ timeoutMs: 180_000 });
+      process.kill(broker.pid!, 'SIGKILL');
+      const env = kafkaEnv(broker.brokers);
+      child = await spawnService(env, dataDir);
+      await untilServing(child);
+      const ingest = (body: string) =>
+        fetch(`${child!.base}/ingest`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/x-ndjson' },
+          body,
+        });
+      const records = [
+        ...tenant({ userId: 12, apiKey: 'late', lists: [{ list_id: 10 }] }),
+        ...activityStream(200, 97).wire.filter((r) => r.list_id === 10),
+      ];
+      const body = records.map((r) => JSON.stringify(r)).join('\n');
+      expect((await ingest(body)).status).toBe(503);
+
+      await broker.restart(); // same ports
+      await vi.waitFor(async () => expect((await ingest(body)).status).toBe(200), {
+        timeout: 90_000,
+        interval: 500,
+      });
+      // The consumer joined too: what was produced is counted.
+      const model = activityStream(200, 97).model.filter((r) => r.list_id === 10);
+      const expected = expectedStats(model, {
+        listId: 10,
+        tz: 'Europe/Bucharest',
+        currency: 'RON',
+        from: '2026-11-01',
+        to: '2026-11-20',
+      });
+      const path = `/api/1.2/rest/12/late/automation.stats.json?list_id=10${STREAM_PERIOD}`;
+      await vi.waitFor(async () => expect(await (await fetch(child!.base + path)).json()).toEqual(expected), {
+        timeout: 90_000,
+        interval: 500,
+      });
+    },
+    300_000,
+  );
+});
+
 describe.each(['killed', 'stopped'] as const)('with the broker %s mid-stream', (how) => {
   let broker: KafkaBroker | undefined;
   const dataDir = tmp('gone');
