@@ -132,7 +132,13 @@ describe('OpenAPI document', () => {
   });
 
   it('documents every operation under the REST path, by GET and POST, and POST /ingest', () => {
-    for (const op of ['automation.stats', 'transactional.templateRender', 'list.all']) {
+    for (const op of [
+      'automation.stats',
+      'transactional.templateRender',
+      'list.all',
+      'automation.workflows',
+      'transactional.templates',
+    ]) {
       const item = doc.paths[base(op)]!;
       expect(item.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual([
         'path:user_id',

@@ -37,16 +37,18 @@ async function freePort(): Promise<number> {
 /** Answers every query like a ClickHouse server of the given version (a fake: backoff is what's tested). */
 function fakeClickHouse(version: string) {
   const queries: string[] = [];
+  const urls: string[] = [];
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       queries.push(body);
+      urls.push(req.url ?? '');
       res.setHeader('content-type', 'text/plain');
       res.end(/version\(\)/.test(body) ? JSON.stringify({ v: version }) + '\n' : '');
     });
   });
-  return { server, queries };
+  return { server, queries, urls };
 }
 
 const servers: Server[] = [];
@@ -67,6 +69,36 @@ describe('server version', () => {
   ])('%s supported: %s', (v, ok) => {
     expect(isSupportedServerVersion(v)).toBe(ok);
   });
+});
+
+describe('CLICKHOUSE_CLUSTER: reads and chained writes see their own writes across replicas', () => {
+  it.each([
+    ['with', { CLICKHOUSE_CLUSTER: 'main' }, true],
+    ['without', {}, false],
+  ])(
+    '%s a cluster, quorum inserts and sequential reads are asked for on every request',
+    async (_, env, on) => {
+      const fake = fakeClickHouse('25.8.2.29');
+      servers.push(fake.server);
+      await new Promise<void>((ok) => fake.server.listen(0, '127.0.0.1', ok));
+      const port = (fake.server.address() as { port: number }).port;
+      const db = await openDb(
+        loadConfig({ CLICKHOUSE_URL: `http://127.0.0.1:${port}`, ...env }),
+        capturingLog().log,
+      );
+      const from = fake.urls.length;
+      await db.query('SELECT 1');
+      await db.insert('event_ids', ['event_id', 'first_seen'], [['e1', '2026-11-01 00:00:00.000']]);
+      await db.close();
+      const sent = fake.urls.slice(from).map((u) => new URL(u, 'http://x').searchParams);
+      expect(sent).toHaveLength(2);
+      for (const params of sent) {
+        expect(params.get('insert_quorum')).toBe(on ? 'auto' : null);
+        expect(params.get('insert_quorum_parallel')).toBe(on ? '0' : null);
+        expect(params.get('select_sequential_consistency')).toBe(on ? '1' : null);
+      }
+    },
+  );
 });
 
 describe('start-up waits for ClickHouse with backoff', () => {
