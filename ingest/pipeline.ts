@@ -29,6 +29,8 @@ export class Pipeline {
     private readonly events: EventStore,
     private readonly batchSize: number,
     private readonly log: Logger,
+    /** Told, after a write or a re-dating, which lists' stats may read differently (the answer cache). */
+    private readonly changed: (listIds: number[] | 'all') => void = () => {},
   ) {}
 
   /** Validate decoded items, write the valid ones; resolves once they are durable and queryable. */
@@ -43,7 +45,12 @@ export class Pipeline {
    * `token` names a batch the caller can re-form identically after a crash (see EventStore.write).
    */
   write(records: MailstatsRecord[], token?: string): Promise<void> {
-    const run = this.queue.then(() => timeBatchWrite(() => this.writeNow(records, token)));
+    const run = this.queue.then(() =>
+      timeBatchWrite(() => this.writeNow(records, token)).finally(() =>
+        // Activity batches and re-datings (a `list` record) change only their own lists; also after a failure.
+        this.changed([...new Set(records.flatMap((r) => ('list_id' in r ? [r.list_id] : [])))]),
+      ),
+    );
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -55,15 +62,17 @@ export class Pipeline {
    * wait for it. Run once at start.
    */
   recover(): Promise<void> {
-    const run = this.queue.then(async () => {
-      await this.events.applyLedgerRetention();
-      const [zones, dating] = await Promise.all([this.catalog.storedTimezones(), this.events.dating()]);
-      const lists = new Set<number>();
-      for (const [id, tz] of zones) if (dating.get(id)?.timezone !== tz) lists.add(id);
-      for (const [id, d] of dating) if (!d.done) lists.add(id);
-      for (const id of lists) await this.ensureDated(id, { takeOver: true });
-      if (lists.size > 0) this.log.info({ lists: lists.size }, 'unfinished list re-dating completed');
-    });
+    const run = this.queue
+      .then(async () => {
+        await this.events.applyLedgerRetention();
+        const [zones, dating] = await Promise.all([this.catalog.storedTimezones(), this.events.dating()]);
+        const lists = new Set<number>();
+        for (const [id, tz] of zones) if (dating.get(id)?.timezone !== tz) lists.add(id);
+        for (const [id, d] of dating) if (!d.done) lists.add(id);
+        for (const id of lists) await this.ensureDated(id, { takeOver: true });
+        if (lists.size > 0) this.log.info({ lists: lists.size }, 'unfinished list re-dating completed');
+      })
+      .finally(() => this.changed('all'));
     this.queue = run.catch(() => undefined);
     return run;
   }

@@ -96,6 +96,13 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** How often another process's catalog writes are noticed (ms). */
   CATALOG_POLL_MS: int(250, 10, 60_000),
+  /**
+   * The automation.stats answer cache. Unset: on without expiry in the embedded mode (exact: every
+   * write runs in this process and invalidates it), off with CLICKHOUSE_URL (other processes write).
+   * 0: off. N > 0: on in either mode, a cached answer also expires after N ms (with CLICKHOUSE_URL,
+   * another process's writes are seen within N ms).
+   */
+  STATS_CACHE_MS: optionalString.pipe(z.coerce.number<string>().int().min(0).max(86_400_000).optional()),
   /** Records per ClickHouse write when a body or Kafka batch is larger. */
   INGEST_BATCH_SIZE: int(100_000, 1, 1_000_000),
 });

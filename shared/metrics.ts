@@ -100,6 +100,14 @@ new Counter({
   },
 });
 
+const statsCache = new Counter({
+  name: 'mailstats_stats_cache_requests_total',
+  help: 'automation.stats reads of the per-day rows when the answer cache is on: "hit" = served from the cache, "miss" = read from ClickHouse (or joined an identical read in flight)',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+export const countStatsCache = (result: 'hit' | 'miss'): void => statsCache.inc({ result });
+
 const clickhouseErrors = new Counter({
   name: 'mailstats_clickhouse_errors_total',
   help: 'ClickHouse queries, commands and inserts that failed',

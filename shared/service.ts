@@ -15,6 +15,7 @@ import { createServiceApp } from '../query-api/ops/service-app.js';
 import type { IngestSink } from '../query-api/ingest-route.js';
 import type { Operation } from '../query-api/api12/router.js';
 import { automationStats } from '../query-api/stats/handler.js';
+import { StatsCache, statsCacheOptions } from '../query-api/stats/cache.js';
 import { RenderPool } from '../query-api/render/pool.js';
 import { transactionalTemplateRender } from '../query-api/render/handler.js';
 import { listAll } from '../query-api/lists/handler.js';
@@ -34,6 +35,8 @@ export interface Service {
   db: Db;
   catalog: Catalog;
   pipeline: Pipeline;
+  /** automation.stats' per-day rows, invalidated by this process's writes (README: STATS_CACHE_MS). */
+  statsCache: StatsCache;
   /** Where POST /ingest sends records: the pipeline, or Kafka when KAFKA_BROKERS is set. */
   sink: IngestSink;
   worker: IngestWorker | undefined;
@@ -66,11 +69,13 @@ export async function startService(config: Config, log = createLogger(config.LOG
   await migrate(db, log);
   const catalog = new Catalog(db, config.DEFAULT_TIMEZONE, log);
   catalog.startPolling(config.CATALOG_POLL_MS);
+  const statsCache = new StatsCache(statsCacheOptions(config));
   const pipeline = new Pipeline(
     catalog,
     new EventStore(db, config.DEDUP_WINDOW_DAYS),
     config.INGEST_BATCH_SIZE,
     log,
+    (lists) => (lists === 'all' ? statsCache.bumpAll() : statsCache.bump(lists)),
   );
   // Ledger retention and any list re-dating a crash left unfinished (ARCHITECTURE.md, storage), in the
   // processes that write (not an API that hands its ingest to Kafka). Queued ahead of every write, but
@@ -155,6 +160,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
     catalog,
     defaultTimezone: config.DEFAULT_TIMEZONE,
     maxPeriodDays: config.MAX_PERIOD_DAYS,
+    cache: statsCache,
   };
   const renderer = new RenderPool({ log });
   readTemplateCacheFrom(() => renderer.stats().cache);
@@ -188,6 +194,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
     db,
     catalog,
     pipeline,
+    statsCache,
     sink,
     worker,
     ingestToken: token,

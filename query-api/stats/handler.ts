@@ -12,6 +12,7 @@ import {
   type RawParams,
 } from '../api12/params.js';
 import { toStatsRecord, type StatsRecord } from './answer.js';
+import type { StatsCache } from './cache.js';
 import { resolvePeriod, type PeriodParams } from './period.js';
 
 export const MAX_WORKFLOW_IDS = 1000;
@@ -21,6 +22,8 @@ export interface StatsDeps {
   catalog: Catalog;
   defaultTimezone: string;
   maxPeriodDays: number;
+  /** The per-day rows, cached per list version (absent or disabled: always read). */
+  cache?: StatsCache;
 }
 
 export interface Caller {
@@ -65,7 +68,9 @@ export async function automationStats(
   const list = await deps.catalog.list(listId);
   const period =
     fixed ?? resolvePeriod(periodParams, list?.timezone ?? deps.defaultTimezone, deps.maxPeriodDays);
-  const days = await readDailyStats(deps.db, { listId, workflowIds, triggerId, ...period });
+  const query = { listId, workflowIds, triggerId, ...period };
+  const read = (q: typeof query) => readDailyStats(deps.db, q);
+  const days = deps.cache ? await deps.cache.read(query, read) : await read(query);
   const currency = list?.currency ?? 'RON';
   return days.map((d) => toStatsRecord(d, listId, currency));
 }

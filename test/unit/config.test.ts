@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../shared/config.js';
+import { statsCacheOptions } from '../../query-api/stats/cache.js';
 
 const problems = (env: Record<string, string>) => {
   try {
@@ -65,5 +66,26 @@ describe('CLICKHOUSE_CLUSTER and STARTUP_WAIT_SECONDS', () => {
     expect(loadConfig({}).STARTUP_WAIT_SECONDS).toBe(300);
     expect(loadConfig({ STARTUP_WAIT_SECONDS: '0' }).STARTUP_WAIT_SECONDS).toBe(0);
     expect(problems({ STARTUP_WAIT_SECONDS: '-1' })).toMatch(/STARTUP_WAIT_SECONDS/);
+  });
+});
+
+describe('STATS_CACHE_MS', () => {
+  it('unset: the stats cache is on (no expiry) in the embedded mode, off with CLICKHOUSE_URL', () => {
+    expect(statsCacheOptions(loadConfig({}))).toEqual({ enabled: true, ttlMs: 0 });
+    expect(statsCacheOptions(loadConfig({ STATS_CACHE_MS: '' }))).toEqual({ enabled: true, ttlMs: 0 });
+    expect(statsCacheOptions(loadConfig({ CLICKHOUSE_URL: 'http://ch:8123' }))).toEqual({
+      enabled: false,
+      ttlMs: 0,
+    });
+  });
+  it('0 is off in any mode; N > 0 is on with N ms expiry, also with CLICKHOUSE_URL', () => {
+    expect(statsCacheOptions(loadConfig({ STATS_CACHE_MS: '0' })).enabled).toBe(false);
+    expect(
+      statsCacheOptions(loadConfig({ STATS_CACHE_MS: '2000', CLICKHOUSE_URL: 'http://ch:8123' })),
+    ).toEqual({ enabled: true, ttlMs: 2000 });
+  });
+  it('names a bad value', () => {
+    expect(problems({ STATS_CACHE_MS: 'soon' })).toMatch(/STATS_CACHE_MS/);
+    expect(problems({ STATS_CACHE_MS: '-1' })).toMatch(/STATS_CACHE_MS/);
   });
 });

@@ -1,0 +1,117 @@
+import { LRUCache } from 'lru-cache';
+import type { DayCounters } from '../../shared/clickhouse/schema.js';
+import type { StatsQuery } from '../../shared/clickhouse/stats-store.js';
+import type { Config } from '../../shared/config.js';
+import { countStatsCache } from '../../shared/metrics.js';
+
+/** Bounds of the answer cache: entries, and bytes as estimated below. */
+export const STATS_CACHE_MAX_ENTRIES = 10_000;
+export const STATS_CACHE_MAX_BYTES = 64 * 2 ** 20;
+/** Weight of a cached result: a fixed overhead plus a generous per-day estimate (a row is ~20 numbers + 3 strings). */
+const ENTRY_BYTES = 256;
+const ROW_BYTES = 640;
+
+interface Entry {
+  version: number;
+  rows: DayCounters[];
+}
+
+export interface StatsCacheOptions {
+  /** Off: every request reads ClickHouse (server mode by default: other processes write there). */
+  enabled: boolean;
+  /** Entries older than this are read again (0: only a version bump retires them). */
+  ttlMs: number;
+  maxEntries?: number;
+  maxBytes?: number;
+}
+
+/** STATS_CACHE_MS: unset = on in the embedded mode only (no expiry); 0 = off; N = on, N ms expiry. */
+export function statsCacheOptions(
+  config: Pick<Config, 'STATS_CACHE_MS' | 'CLICKHOUSE_URL'>,
+): StatsCacheOptions {
+  const ms = config.STATS_CACHE_MS;
+  if (ms === undefined) return { enabled: !config.CLICKHOUSE_URL, ttlMs: 0 };
+  return { enabled: ms > 0, ttlMs: ms };
+}
+
+/**
+ * The per-day rows of automation.stats, keyed by (list, workflow set, trigger, resolved period) and
+ * tagged with the list's version when the read started. The ingest pipeline bumps a list's version
+ * after every write that can change what a reader sees (activity batches, re-datings); a cached
+ * result is served only while its version is still the list's. A result whose read began before a
+ * bump is never stored under the newer version, so a write that has completed (e.g. a POST /ingest
+ * that has answered) is always seen by the next read. Exact only where every write runs in this
+ * process (the embedded mode); see README, Configuration (STATS_CACHE_MS).
+ */
+export class StatsCache {
+  readonly enabled: boolean;
+  private readonly lru: LRUCache<string, Entry>;
+  /** Reads in flight, by key: identical concurrent misses at the same version share one read. */
+  private readonly inFlight = new Map<string, { version: number; rows: Promise<DayCounters[]> }>();
+  private readonly versions = new Map<number, number>();
+  /** Versions are drawn from one counter; `floor` retires every list's entries at once. */
+  private seq = 0;
+  private floor = 0;
+
+  constructor(opts: StatsCacheOptions) {
+    this.enabled = opts.enabled;
+    this.lru = new LRUCache<string, Entry>({
+      max: opts.maxEntries ?? STATS_CACHE_MAX_ENTRIES,
+      maxSize: opts.maxBytes ?? STATS_CACHE_MAX_BYTES,
+      sizeCalculation: (e) => ENTRY_BYTES + e.rows.length * ROW_BYTES,
+      ...(opts.ttlMs > 0 ? { ttl: opts.ttlMs, ttlAutopurge: false } : {}),
+    });
+  }
+
+  /** The list's current version. */
+  version(listId: number): number {
+    return Math.max(this.versions.get(listId) ?? 0, this.floor);
+  }
+
+  /** What a reader of these lists sees may have changed (called after the change is visible). */
+  bump(listIds: Iterable<number>): void {
+    for (const id of listIds) this.versions.set(id, ++this.seq);
+  }
+
+  /** Everything may have changed (e.g. written around the pipeline, or recovered at start). */
+  bumpAll(): void {
+    this.floor = ++this.seq;
+    this.versions.clear();
+    this.lru.clear();
+  }
+
+  get size(): number {
+    return this.lru.size;
+  }
+
+  /** The rows for `q`: cached at the list's current version, else read by `load` (and kept). */
+  async read(q: StatsQuery, load: (q: StatsQuery) => Promise<DayCounters[]>): Promise<DayCounters[]> {
+    if (!this.enabled) return load(q);
+    const key = keyOf(q);
+    // Captured before the read: a bump during the read leaves this (older) version on the result.
+    const version = this.version(q.listId);
+    const hit = this.lru.get(key);
+    if (hit && hit.version === version) {
+      countStatsCache('hit');
+      return hit.rows;
+    }
+    countStatsCache('miss');
+    const shared = this.inFlight.get(key);
+    if (shared && shared.version === version) return shared.rows;
+    const rows = load(q);
+    this.inFlight.set(key, { version, rows });
+    try {
+      const result = await rows;
+      if (this.version(q.listId) === version) this.lru.set(key, { version, rows: result });
+      return result;
+    } finally {
+      if (this.inFlight.get(key)?.rows === rows) this.inFlight.delete(key);
+    }
+  }
+}
+
+/** Workflow order does not change the query: the ids are sorted (repeats kept, they choose the SQL). */
+function keyOf(q: StatsQuery): string {
+  const workflows = q.workflowIds === null ? '*' : [...q.workflowIds].sort((a, b) => a - b).join(',');
+  return `${q.listId}|${workflows}|${q.triggerId ?? ''}|${q.from}|${q.to}`;
+}
