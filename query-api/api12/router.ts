@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { unknownMethod } from './errors.js';
 import { parseBody, parseForm } from './intake.js';
 import { invoke } from './invoke.js';
+import { JsonAnswer } from './json-answer.js';
 import type { RawParams } from './params.js';
 import type { Caller } from '../stats/handler.js';
 
@@ -20,6 +21,17 @@ export function api12Route(operations: Record<string, Operation>) {
       const body = await parseBody(Buffer.isBuffer(req.body) ? req.body : undefined, req.get('content-type'));
       return [query, body]; // the body wins over the query string
     };
-    res.json(await invoke(operations, name, caller, sources, () => unknownMethod(segment)));
+    const answer = await invoke(operations, name, caller, sources, () => unknownMethod(segment));
+    if (answer instanceof JsonAnswer) sendJsonBytes(res, answer.bytes);
+    else res.json(answer);
   };
+}
+
+/**
+ * An answer already serialised (JsonAnswer: the bytes `res.json` would have made from the object), sent
+ * with the headers `res.json` sets; `res.send` still handles HEAD and Content-Length.
+ */
+function sendJsonBytes(res: Response, bytes: Buffer): void {
+  res.set('Content-Type', 'application/json; charset=utf-8');
+  res.send(bytes);
 }

@@ -305,6 +305,17 @@ const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
  * up front (to answer 406 before checking credentials) does not pay for the deep copy twice.
  */
 const SANITIZED = new WeakSet<object>();
+/** The JSON text sanitizeParams() measured for each object it returned (sent to the render worker as is). */
+const SANITIZED_JSON = new WeakMap<object, string>();
+
+/**
+ * Params that sanitizeParams() produced in another thread and that reached this one as their JSON text
+ * (sanitizedJson; JSON.parse makes only plain objects, arrays and primitives): taken as they are, not copied again.
+ */
+export function trustSanitized(params: Record<string, unknown>): Record<string, unknown> {
+  SANITIZED.add(params);
+  return params;
+}
 
 /**
  * Params are untrusted JSON: deep-copied into fresh objects without `__proto__`, `constructor` and
@@ -312,26 +323,32 @@ const SANITIZED = new WeakSet<object>();
  * without functions or other non-JSON values (Handlebars would call a function found in the context),
  * at most MAX_PARAMS_DEPTH levels deep and MAX_PARAMS_BYTES of JSON.
  */
-/**
- * Params that sanitizeParams() produced in another thread and that reached this one by structured clone
- * (which makes only plain objects, arrays and primitives): taken as they are, not copied again.
- */
-export function trustSanitized(params: Record<string, unknown>): Record<string, unknown> {
-  SANITIZED.add(params);
-  return params;
-}
-
 export function sanitizeParams(params: unknown): Record<string, unknown> {
+  // Already the result of a sanitizeParams() (the handler checks params before credentials): as it is.
+  if (typeof params === 'object' && params !== null && SANITIZED.has(params)) {
+    return params as Record<string, unknown>;
+  }
   const copy = copyJson(params, 0);
   const out = copy !== null && typeof copy === 'object' ? (copy as Record<string, unknown>) : {};
-  const bytes = Buffer.byteLength(JSON.stringify(out), 'utf8');
+  const json = JSON.stringify(out);
+  const bytes = Buffer.byteLength(json, 'utf8');
   if (bytes > MAX_PARAMS_BYTES) {
     throw new ParamsTooLargeError(
       `params are ${bytes} bytes of JSON, over the ${MAX_PARAMS_BYTES} byte limit`,
     );
   }
   SANITIZED.add(out);
+  SANITIZED_JSON.set(out, json);
   return out;
+}
+
+/**
+ * The JSON text of params that sanitizeParams() returned (undefined for any other object). Parsing it
+ * gives sanitized params again (plain objects and arrays, no forbidden key, within the limits), so the
+ * render pool sends this string to its worker instead of cloning the object graph.
+ */
+export function sanitizedJson(params: Record<string, unknown>): string | undefined {
+  return SANITIZED_JSON.get(params);
 }
 
 function copyJson(value: unknown, depth: number): unknown {

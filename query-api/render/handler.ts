@@ -1,5 +1,6 @@
 import type { Catalog, StoredTemplate } from '../../shared/catalog/catalog.js';
 import type { Logger } from '../../shared/log.js';
+import { JsonAnswer } from '../api12/json-answer.js';
 import type { SmtpAccountRecord } from '../../shared/records/index.js';
 import { authorize } from '../api12/auth.js';
 import {
@@ -23,8 +24,14 @@ import {
 
 export interface RenderDeps {
   catalog: Catalog;
-  /** The service's RenderPool (off the event loop, with limits); a TemplateRenderer renders in-line. */
-  renderer: { render(input: RenderInput): RenderResult | Promise<RenderResult> };
+  /**
+   * The service's RenderPool (off the event loop, with limits; its renderAnswer() gives the answer as
+   * JSON bytes made in the worker); a TemplateRenderer renders in-line.
+   */
+  renderer: {
+    render(input: RenderInput): RenderResult | Promise<RenderResult>;
+    renderAnswer?(input: RenderInput): Promise<JsonAnswer<RenderResult>>;
+  };
   log: Logger;
   /** How long a template lookup may take before the answer is 17006/503 (default 5 s). */
   templateFetchTimeoutMs?: number;
@@ -108,13 +115,14 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 
 /**
  * transactional.templateRender (contract §2.2, §2.5):
- * 407 → 406 → 101 → 17003 / 17004 → 17006 → 17007 → `{content, engine, type, props}`.
+ * 407 → 406 → 101 → 17003 / 17004 → 17006 → 17007 → `{content, engine, type, props}`, as a JsonAnswer
+ * (its JSON bytes; the object through value() or toJSON()).
  */
 export async function transactionalTemplateRender(
   deps: RenderDeps,
   caller: Caller,
   params: RawParams,
-): Promise<RenderResult> {
+): Promise<JsonAnswer<RenderResult>> {
   // Every required param's presence first, then every param's validity.
   if (!given(params.list_id)) throw missingParam('list_id');
   if (!given(params.template_id)) throw missingParam('template_id');
@@ -150,19 +158,22 @@ export async function transactionalTemplateRender(
   }
   if (!template || template.deleted) throw templateNotFetched(404, `template ${templateId} not found`);
 
+  const input: RenderInput = {
+    template: {
+      templateId,
+      accountId: account.account_id,
+      version: template.versionToken,
+      content: template.content,
+      contentType: template.content_type,
+      props: template.props,
+    },
+    params: values,
+    list: { locale: list.locale, timeZone: list.timezone, currency: list.currency },
+  };
   try {
-    return await deps.renderer.render({
-      template: {
-        templateId,
-        accountId: account.account_id,
-        version: template.versionToken,
-        content: template.content,
-        contentType: template.content_type,
-        props: template.props,
-      },
-      params: values,
-      list: { locale: list.locale, timeZone: list.timezone, currency: list.currency },
-    });
+    const { renderer } = deps;
+    if (renderer.renderAnswer) return await renderer.renderAnswer(input);
+    return JsonAnswer.from(await renderer.render(input));
   } catch (err) {
     if (err instanceof TemplateRenderError) {
       deps.log.debug(

@@ -13,16 +13,21 @@
  *   goes to the worker its template hashes to when that worker is free, so a version is normally compiled
  *   once; when it is busy another free worker takes the task (and compiles it too) rather than keep the
  *   request waiting behind a heavy template.
+ * - What crosses threads is kept small: the params as the JSON text sanitizeParams() already made, and the
+ *   answer as the UTF-8 bytes of its JSON in a transferred buffer (renderAnswer(): the REST route writes
+ *   them as the body; render() parses them for callers that want the object).
  */
 import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../shared/log.js';
+import { JsonAnswer } from '../api12/json-answer.js';
 import {
   ParamsTooLargeError,
   TemplateRenderError,
   sanitizeParams,
+  sanitizedJson,
   type CacheStats,
   type RenderInput,
   type RenderResult,
@@ -73,11 +78,12 @@ interface Task {
   id: number;
   key: TemplateKey;
   input: RenderInput;
-  params: Record<string, unknown>;
+  /** The sanitized params' JSON text. */
+  params: string;
   /** Set once the worker asked for the source: the version is being compiled. */
   compiling: boolean;
   startedAt: number;
-  resolve(r: RenderResult): void;
+  resolve(r: JsonAnswer<RenderResult>): void;
   reject(e: Error): void;
 }
 
@@ -123,14 +129,24 @@ export class RenderPool {
   }
 
   /** Renders in a worker; rejects with TemplateRenderError (17007) or ParamsTooLargeError like the engine. */
-  render(input: RenderInput): Promise<RenderResult> {
+  async render(input: RenderInput): Promise<RenderResult> {
+    return (await this.renderAnswer(input)).value();
+  }
+
+  /**
+   * render(), answered as the JSON bytes of the RenderResult (made in the worker): what the REST route
+   * sends as they are, without cloning or serialising the content on the event loop.
+   */
+  renderAnswer(input: RenderInput): Promise<JsonAnswer<RenderResult>> {
     if (this.closed) return Promise.reject(new Error('the render pool is closed'));
     const t = input.template;
     const problem = this.precheck(t);
     if (problem) return Promise.reject(new TemplateRenderError(problem));
-    let params: Record<string, unknown>;
+    let params: string;
     try {
-      params = sanitizeParams(input.params); // a no-op for params the handler already sanitized
+      // A no-op for params the handler already sanitized: their JSON text was kept then.
+      const sanitized = sanitizeParams(input.params);
+      params = sanitizedJson(sanitized) ?? JSON.stringify(sanitized);
     } catch (err) {
       return Promise.reject(err as ParamsTooLargeError);
     }
@@ -140,7 +156,7 @@ export class RenderPool {
       version: t.version,
       contentType: t.contentType,
     };
-    return new Promise<RenderResult>((resolve, reject) => {
+    return new Promise<JsonAnswer<RenderResult>>((resolve, reject) => {
       this.queue.push({
         id: this.nextId++,
         key,
@@ -305,7 +321,7 @@ export class RenderPool {
     clearTimeout(slot.timer);
     slot.task = undefined;
     slot.stats = m.stats;
-    if ('result' in m) task.resolve(m.result);
+    if ('answer' in m) task.resolve(JsonAnswer.of<RenderResult>(m.answer));
     else if (m.error.kind === 'render') task.reject(new TemplateRenderError(m.error.reason));
     else if (m.error.kind === 'params') task.reject(new ParamsTooLargeError(m.error.reason));
     else task.reject(new Error(`render worker: ${m.error.reason}`));

@@ -13,7 +13,6 @@ import {
   trustSanitized,
   type CacheStats,
   type ListContext,
-  type RenderResult,
   type StoredTemplate,
 } from './engine.js';
 
@@ -30,7 +29,8 @@ export interface WorkerTask {
   key: TemplateKey;
   /** Content and props: only when the worker answered `miss` for this task. */
   source?: Pick<StoredTemplate, 'content' | 'props'>;
-  params: Record<string, unknown>;
+  /** The sanitized params as their JSON text (engine.ts sanitizedJson): a string clones cheaper than a graph. */
+  params: string;
   list: ListContext;
 }
 
@@ -41,12 +41,18 @@ export type WorkerReply =
     }
   | { id: number; miss: true }
   | { id: number; compiled: true }
-  | { id: number; result: RenderResult; stats: CacheStats }
+  /**
+   * The RenderResult as the UTF-8 bytes of its JSON text (what `res.json` would send), in a buffer of its
+   * own that is transferred, not copied: the event loop neither clones the rendered content nor
+   * serialises it again.
+   */
+  | { id: number; answer: Uint8Array; stats: CacheStats }
   | { id: number; error: { kind: 'render' | 'params' | 'internal'; reason: string }; stats: CacheStats };
 
 const port = parentPort!;
 const options = workerData as WorkerOptions;
 let current = 0;
+const utf8 = new TextEncoder();
 const renderer = new TemplateRenderer({
   maxEntries: options.cacheEntries,
   maxCost: options.cacheCost,
@@ -63,8 +69,14 @@ port.on('message', (task: WorkerTask) => {
   const template: StoredTemplate = { ...task.key, content: '', props: null, ...task.source };
   let reply: WorkerReply;
   try {
-    const result = renderer.render({ template, params: trustSanitized(task.params), list: task.list });
-    reply = { id: task.id, result, stats: renderer.cacheStats() };
+    const params = trustSanitized(JSON.parse(task.params) as Record<string, unknown>);
+    const result = renderer.render({ template, params, list: task.list });
+    // TextEncoder gives a fresh ArrayBuffer (Buffer.from may share its pool's, which must not be moved).
+    const answer = utf8.encode(JSON.stringify(result));
+    port.postMessage({ id: task.id, answer, stats: renderer.cacheStats() } satisfies WorkerReply, [
+      answer.buffer,
+    ]);
+    return;
   } catch (err) {
     const error =
       err instanceof TemplateRenderError

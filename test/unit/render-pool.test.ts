@@ -1,8 +1,15 @@
+import type { AddressInfo } from 'node:net';
+import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JsonAnswer } from '../../query-api/api12/json-answer.js';
+import { api12Route } from '../../query-api/api12/router.js';
+import { encodeResponse } from '../../query-api/xmlrpc/codec.js';
 import {
   ParamsTooLargeError,
   TemplateRenderError,
   TemplateRenderer,
+  sanitizeParams,
+  sanitizedJson,
   type ListContext,
   type StoredTemplate,
 } from '../../query-api/render/engine.js';
@@ -274,4 +281,95 @@ describe('RenderPool: a version too heavy to compile', () => {
       await pool.close();
     }
   }, 120_000);
+});
+
+describe('RenderPool: the answer as JSON bytes (the REST route sends them as they are)', () => {
+  let pool: RenderPool;
+  beforeAll(async () => {
+    pool = new RenderPool({ size: 1 });
+    await pool.ready();
+  }, 120_000);
+  afterAll(() => pool?.close());
+
+  it('renderAnswer() gives the bytes of JSON.stringify of what the engine renders, and the object', async () => {
+    const input = {
+      template: template('<p>{{name}} — {{formatMoney total}}</p>', {
+        props: { subject: 'Pentru {{name}} "ș"', n: 3, list: ['{{name}}', null] },
+      }),
+      params: { name: 'Ană <&> \u2028 \ud83d\ude00', total: '12.5' },
+      list: RO,
+    };
+    const expected = new TemplateRenderer().render(input);
+    const answer = await pool.renderAnswer(input);
+    expect(answer).toBeInstanceOf(JsonAnswer);
+    expect(answer.bytes.equals(Buffer.from(JSON.stringify(expected), 'utf8'))).toBe(true);
+    expect(answer.value()).toEqual(expected);
+    expect(JSON.stringify(answer)).toBe(JSON.stringify(expected));
+    // XML-RPC encodes the object form, through toJSON().
+    expect(encodeResponse(answer)).toBe(encodeResponse(expected));
+    expect(await pool.render(input)).toEqual(expected);
+  });
+
+  it('sanitizes params once: a second sanitizeParams() is the same object, its JSON text is kept', () => {
+    const raw = JSON.parse('{"__proto__":{"x":1},"a":[1,{"constructor":2,"b":"c"}],"n":1}') as Record<
+      string,
+      unknown
+    >;
+    const once = sanitizeParams(raw);
+    expect(once).not.toBe(raw);
+    expect(sanitizedJson(once)).toBe('{"a":[1,{"b":"c"}],"n":1}');
+    expect(sanitizeParams(once)).toBe(once);
+    // Anything else is not taken as sanitized.
+    expect(sanitizedJson(raw)).toBeUndefined();
+    expect(sanitizeParams({ ...once })).not.toBe(once);
+  });
+
+  it('keeps prototype keys out when the worker parses the params text', async () => {
+    const params = sanitizeParams(JSON.parse('{"__proto__":{"polluted":"yes"},"a":1}'));
+    const out = await pool.render({
+      template: template('{{a}}|{{polluted}}|{{__proto__.polluted}}'),
+      params,
+      list: RO,
+    });
+    expect(out.content).toBe('1||');
+  });
+});
+
+describe('api12Route: a JsonAnswer is sent byte for byte as res.json would send its object', () => {
+  it('same status, headers and body as res.json, for GET and HEAD', async () => {
+    const value = { content: '<p>ș "q" \u2028 😀</p>', engine: 'handlebars', type: 'html', props: { n: 1 } };
+    const app = express();
+    app.set('etag', false);
+    app.all(
+      '/api/:userId/:apiKey/:operation',
+      api12Route({
+        'plain.op': () => Promise.resolve(value),
+        'bytes.op': () => Promise.resolve(JsonAnswer.from(value)),
+        'worker.op': () => Promise.resolve(JsonAnswer.of(new TextEncoder().encode(JSON.stringify(value)))),
+      }),
+    );
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/1/k`;
+    try {
+      const get = async (op: string, method = 'GET') => {
+        const res = await fetch(`${base}/${op}.json`, { method });
+        return {
+          status: res.status,
+          type: res.headers.get('content-type'),
+          length: res.headers.get('content-length'),
+          body: Buffer.from(await res.arrayBuffer()).toString('hex'),
+        };
+      };
+      const plain = await get('plain.op');
+      expect(plain.type).toBe('application/json; charset=utf-8');
+      expect(await get('bytes.op')).toEqual(plain);
+      expect(await get('worker.op')).toEqual(plain);
+      const head = await get('plain.op', 'HEAD');
+      expect(head.body).toBe('');
+      expect(await get('bytes.op', 'HEAD')).toEqual(head);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
 });
