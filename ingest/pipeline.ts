@@ -85,8 +85,12 @@ export class Pipeline {
     const onStale = async (lists: number[]) => {
       for (const id of lists) await this.ensureDated(id, { force: true });
     };
-    for (let i = 0; i < activity.length; i += this.batchSize) {
-      const dated = await this.date(activity.slice(i, i + this.batchSize));
+    // A batch with a token is written whole, in one slice: its caller bounds its size (Kafka:
+    // KAFKA_BATCH_MAX_RECORDS) and re-forms the same batch after a crash, and a retry sliced otherwise
+    // (INGEST_BATCH_SIZE changed in between) would carry other tokens for half-written slices.
+    const size = token ? Math.max(1, activity.length) : this.batchSize;
+    for (let i = 0; i < activity.length; i += size) {
+      const dated = await this.date(activity.slice(i, i + size));
       const { written, duplicates } = await this.events.write(dated, token && `${token}#${i}`, onStale);
       this.log.debug({ written, duplicates }, 'activity batch stored');
       countDeduplicated(duplicates);
