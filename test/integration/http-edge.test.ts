@@ -155,6 +155,27 @@ describe('body encodings (contract §2.2: identity, gzip, deflate, br)', () => {
     }
   });
 
+  it('XML-RPC: a gzip call is read; unsupported → fault 415, corrupt → fault 406, too large → 413 (HTTP 200)', async () => {
+    const call = Buffer.from(
+      '<?xml version="1.0"?><methodCall><methodName>list.all</methodName><params></params></methodCall>',
+    );
+    const xml = async (body: Buffer, encoding: string) => {
+      const res = await post(`/api/1.2/xmlrpc/${USER}/${KEY}`, body, [
+        ['Content-Type', 'text/xml'],
+        ['Content-Encoding', encoding],
+      ]);
+      expect(res.status, res.text).toBe(200);
+      expect(res.text).not.toContain(KEY);
+      const code = /<name>faultCode<\/name>\s*<value>\s*<int>(\d+)<\/int>/.exec(res.text)?.[1];
+      return { code: code === undefined ? undefined : Number(code), text: res.text };
+    };
+    expect((await xml(gzipSync(call), 'gzip')).code).toBeUndefined();
+    expect(await xml(gzipSync(call), 'zstd')).toMatchObject({ code: 415 });
+    expect((await xml(gzipSync(call), 'zstd')).text).toContain('Unsupported content encoding zstd');
+    expect(await xml(Buffer.from('not gzip'), 'gzip')).toMatchObject({ code: 406 });
+    expect(await xml(gzipSync(Buffer.alloc(3 * 1024 * 1024, 0x20)), 'gzip')).toMatchObject({ code: 413 });
+  });
+
   it('a compressed body larger than the limit once decoded → 413', async () => {
     const bomb = gzipSync(Buffer.alloc(3 * 1024 * 1024, 0x20));
     expect(bomb.length).toBeLessThan(64 * 1024);
