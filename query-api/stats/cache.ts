@@ -44,7 +44,8 @@ export function statsCacheOptions(
  * process (the embedded mode); see README, Configuration (STATS_CACHE_MS).
  */
 export class StatsCache {
-  readonly enabled: boolean;
+  /** Settable for benchmarks (cached and uncached in one process); a disabled cache keeps nothing. */
+  enabled: boolean;
   private readonly lru: LRUCache<string, Entry>;
   /** Reads in flight, by key: identical concurrent misses at the same version share one read. */
   private readonly inFlight = new Map<string, { version: number; rows: Promise<DayCounters[]> }>();
