@@ -251,6 +251,20 @@ describe('the 2019 PHP client: positional multipart/form-data fields', () => {
     ]);
     const res = expectOk(await raw('POST', RENDER, body, { 'content-type': contentType }));
     expect(res.content).toBe('Hi Ana: [a] [b]');
+    expect(res).toEqual(
+      expectOk(
+        await byName(RENDER, {
+          list_id: 101,
+          template_id: 'order',
+          params: { customer: { name: 'Ana' }, items: ['a', 'b'] },
+        }),
+      ),
+    );
+  });
+  it('list.all with no fields equals the same request by name', async () => {
+    const { body, contentType } = phpMultipart([]);
+    const res = expectOk(await raw('POST', LISTS, body, { 'content-type': contentType }));
+    expect(res).toEqual(expectOk(await raw('GET', LISTS)));
   });
   it('a broken multipart body → 406 naming the body', async () => {
     const res = await raw('POST', STATS, '--xyz\r\nContent-Disposition: form-data; name="__0__"\r\n\r\n101', {
@@ -270,6 +284,15 @@ describe('plugins: http_build_query bodies', () => {
     const res = expectOk(await raw('POST', RENDER, wire, { 'content-type': FORM }));
     expect(res.content).toBe('Hi Ana: [a] [b]');
     expect(res.props).toEqual({ subject: 'Order for Ana' });
+    expect(res).toEqual(
+      expectOk(
+        await byName(RENDER, {
+          list_id: 101,
+          template_id: 'order',
+          params: { customer: { name: 'Ana' }, items: ['a', 'b'] },
+        }),
+      ),
+    );
   });
   it('false written as "0" means not given for trigger_id, days and month', async () => {
     const wire =
