@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { startTestService } from '../support/service.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -90,6 +90,18 @@ describe('production start: npm run build, then node dist/main.js', () => {
       );
       expect(res.status).toBe(403);
       expect(await res.json()).toMatchObject({ err: true, code: 101 });
+      // The dashboard (built by `npm install`'s prepare, as by `npm run build`) is served from the
+      // compiled start too, and the process becomes ready.
+      const page = await fetch(`http://127.0.0.1:${port}/dashboard/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<div id="app"');
+      await vi.waitFor(
+        async () => expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200),
+        {
+          timeout: 60_000,
+          interval: 200,
+        },
+      );
       expect(err).toBe(''); // no warnings (Node prints them on stderr)
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
