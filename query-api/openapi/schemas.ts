@@ -15,7 +15,7 @@ import { ListEntry } from '../lists/handler.js';
 const intId = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 /** Ids arrive as JSON numbers or numeric strings (PHP's http_build_query sends strings). */
 const id = z
-  .union([intId, z.string().regex(/^\d+$/)])
+  .union([intId, z.string().regex(/^\s*\d+\s*$/)])
   .describe('A positive integer (up to 2^53 − 1), as a number or a numeric string');
 const opaque = z
   .string()
@@ -52,13 +52,13 @@ export const statsParams = z
       .optional()
       .describe('Last date of the period, inclusive; default today in the list time zone'),
     days: z
-      .union([z.number().int().min(1), z.string().regex(/^\d+$/), phpFalse])
+      .union([z.number().int().min(1), z.string().regex(/^\s*\d+\s*$/), phpFalse])
       .optional()
       .describe('The last N days including today, 1..MAX_PERIOD_DAYS (default 731)'),
     month: z
       .union([
         z.number().int().min(1).max(12),
-        z.string().regex(/^(\d{1,2}|\d{4}-(0[1-9]|1[0-2]))$/),
+        z.string().regex(/^\s*(\d{1,2}|\d{4}-(0[1-9]|1[0-2]))\s*$/),
         phpFalse,
       ])
       .optional()
