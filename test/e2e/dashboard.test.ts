@@ -22,7 +22,10 @@ function ensureChromium(): void {
   if (process.getuid?.() === 0) {
     execFileSync(
       'sh',
-      ['-c', 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium'],
+      [
+        '-c',
+        'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium',
+      ],
       { stdio: 'inherit' },
     );
     if (existsSync(CHROMIUM)) return;
@@ -95,7 +98,7 @@ async function expectShownEqualsApi(params: object, previous: object | undefined
     const [c, p] = [sum(rows, 'sends_total'), sum(prev, 'sends_total')];
     const tenths = Math.round((Math.abs(c - p) * 1000) / p);
     const text =
-      c === p ? 'no change' : `${c > p ? '▲ +' : '▼ −'}${Math.trunc(tenths / 10)},${tenths % 10} %`;
+      c === p ? 'no change' : `${c > p ? '▲ +' : '▼ −'}${int(Math.trunc(tenths / 10))},${tenths % 10} %`;
     expect(await kpiChange('sends')).toBe(text);
   }
   // The table of days: one row per day the API answered, its values as the API gave them.
@@ -109,6 +112,58 @@ async function expectShownEqualsApi(params: object, previous: object | undefined
     expect(cells).toContain(last.formatted_revenue_ron);
   }
   return rows;
+}
+
+/** RFC 4180 CSV (CRLF lines, quoted fields) → rows of cells. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') ((cell += '"'), i++);
+      else if (ch === '"') quoted = false;
+      else cell += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ',') (row.push(cell), (cell = ''));
+    else if (ch === '\r' && text[i + 1] === '\n') {
+      (row.push(cell), rows.push(row), (row = []), (cell = ''), i++);
+    } else cell += ch;
+  }
+  if (cell !== '' || row.length > 0) (row.push(cell), rows.push(row));
+  return rows;
+}
+
+/** What a uPlot chart container holds: its canvases' sizes, whether they have drawn pixels, a pixel digest. */
+async function chartOf(id: string) {
+  return page.locator(`#${id}`).evaluate((el, id) => {
+    const canvases = [...el.querySelectorAll<HTMLCanvasElement>('.uplot canvas')];
+    return {
+      plots: el.querySelectorAll('.uplot').length,
+      canvases: canvases.map((c) => {
+        const data = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+        let painted = 0;
+        for (let i = 3; i < data.length; i += 4) if (data[i]! > 0) painted++;
+        // Tag the element: a redraw replaces it with a new canvas (uPlot is destroyed and rebuilt).
+        const tagged = (c as any).__seen === true;
+        (c as any).__seen = true;
+        return { width: c.width, height: c.height, painted, tagged, image: c.toDataURL() };
+      }),
+      legend: [...el.querySelectorAll('.u-legend .u-series .u-label')].map((l) => l.textContent),
+      id,
+    };
+  }, id);
+}
+
+/** Moves the focus with the keyboard alone until `selector` has it (at most 40 presses). */
+async function tabTo(selector: string, key: 'Tab' | 'Shift+Tab' = 'Tab'): Promise<void> {
+  for (let i = 0; i < 40; i++) {
+    if (await page.evaluate((s) => document.activeElement?.matches(s) ?? false, selector)) return;
+    await page.keyboard.press(key);
+  }
+  throw new Error(`${key} never reached ${selector}`);
 }
 
 beforeAll(async () => {
@@ -199,6 +254,50 @@ describe('dashboard in Chromium (demo tenant)', () => {
     await page.screenshot({ path: join(SHOTS, 'dashboard-first-screen-1280.png') });
   });
 
+  it('draws the daily charts (sends/opens/clicks, revenue) and redraws them when the period changes', async () => {
+    const rows: any[] = await api('automation.stats', { list_id: 1, days: 30 });
+    expect(rows.length).toBeGreaterThan(0);
+    const before = { activity: await chartOf('chart-activity'), revenue: await chartOf('chart-revenue') };
+    for (const [name, c] of Object.entries(before)) {
+      expect(c.plots, name).toBe(1);
+      expect(c.canvases.length, name).toBeGreaterThan(0);
+      for (const canvas of c.canvases) {
+        expect(canvas.width, name).toBeGreaterThan(0);
+        expect(canvas.height, name).toBeGreaterThan(0);
+        expect(canvas.painted, `${name}: drawn pixels`).toBeGreaterThan(0);
+      }
+    }
+    expect(before.activity.legend).toEqual(['Date', 'Sends', 'Opens', 'Clicks']);
+    expect(before.revenue.legend).toEqual(['Date', 'RON', 'EUR']);
+
+    await page.selectOption('#period', 'days:7');
+    const today = todayIn('Europe/Bucharest');
+    await expect
+      .poll(() => page.locator('#period-text').innerText())
+      .toContain(`${shift(today, -6)} – ${today}`);
+    await loaded();
+    for (const id of ['chart-activity', 'chart-revenue'] as const) {
+      const after = await chartOf(id);
+      const old = id === 'chart-activity' ? before.activity : before.revenue;
+      expect(after.plots, id).toBe(1);
+      expect(after.canvases.length, id).toBe(old.canvases.length);
+      for (const [i, canvas] of after.canvases.entries()) {
+        expect(canvas.tagged, `${id}: a new canvas`).toBe(false);
+        expect(canvas.width, id).toBeGreaterThan(0);
+        expect(canvas.height, id).toBeGreaterThan(0);
+        expect(canvas.painted, `${id}: drawn pixels`).toBeGreaterThan(0);
+        expect(canvas.image === old.canvases[i]!.image, `${id}: other pixels for 7 days than for 30`).toBe(
+          false,
+        );
+      }
+    }
+    await page.selectOption('#period', 'days:30');
+    await expect
+      .poll(() => page.locator('#period-text').innerText())
+      .toContain(`${shift(today, -29)} – ${today}`);
+    await loaded();
+  });
+
   it('per-workflow rows equal one stats call per workflow', async () => {
     const workflows: any[] = await api('automation.workflows', { list_id: 1 });
     expect(workflows.map((w) => w.workflow_id)).toEqual([1, 2, 3, 4, 5]);
@@ -232,6 +331,64 @@ describe('dashboard in Chromium (demo tenant)', () => {
     expect(header).toEqual(
       expect.arrayContaining(['sends_unique', 'purchases_value_ron', 'opens_unique_percent']),
     );
+  });
+
+  it('exports the per-workflow table as CSV with one stats call per workflow', async () => {
+    const workflows: any[] = await api('automation.workflows', { list_id: 1 });
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-workflows')]);
+    const today = todayIn('Europe/Bucharest');
+    expect(download.suggestedFilename()).toBe(`mailstats-list1-${shift(today, -29)}_${today}-workflows.csv`);
+    const csv = parseCsv(readFileSync((await download.path())!, 'utf8'));
+    const header = csv[0]!;
+    expect(header).toEqual([
+      'workflow_id',
+      'workflow_name',
+      'sends_total',
+      'sends_unique',
+      'opens_unique',
+      'opens_unique_percent',
+      'clicks_unique',
+      'clicks_unique_percent',
+      'purchase_count',
+      'purchases_value_ron',
+      'purchases_value_eur',
+      'purchases_value_aov_ron',
+      'purchases_value_aov_eur',
+      'bounce_total',
+      'unsub_total',
+    ]);
+    expect(csv.slice(1).map((r) => r[0])).toEqual(workflows.map((w) => String(w.workflow_id)));
+    const pct = (part: number, whole: number) => (whole ? Math.round((part * 10_000) / whole) / 100 : 0);
+    for (const [i, w] of workflows.entries()) {
+      const rows: any[] = await api('automation.stats', {
+        list_id: 1,
+        days: 30,
+        workflow_ids: [w.workflow_id],
+      });
+      const purchases = sum(rows, 'purchase_count');
+      const [ron, eur] = [sumCents(rows, 'purchases_value_ron'), sumCents(rows, 'purchases_value_eur')];
+      const expected: Record<string, number | string> = {
+        workflow_id: w.workflow_id,
+        workflow_name: w.name,
+        sends_total: sum(rows, 'sends_total'),
+        sends_unique: sum(rows, 'sends_unique'),
+        opens_unique: sum(rows, 'opens_unique'),
+        opens_unique_percent: pct(sum(rows, 'opens_unique'), sum(rows, 'sends_unique')),
+        clicks_unique: sum(rows, 'clicks_unique'),
+        clicks_unique_percent: pct(sum(rows, 'clicks_unique'), sum(rows, 'sends_unique')),
+        purchase_count: purchases,
+        purchases_value_ron: ron / 100,
+        purchases_value_eur: eur / 100,
+        purchases_value_aov_ron: (purchases ? Math.round(ron / purchases) : 0) / 100,
+        purchases_value_aov_eur: (purchases ? Math.round(eur / purchases) : 0) / 100,
+        bounce_total: sum(rows, 'bounce_total'),
+        unsub_total: sum(rows, 'unsub_total'),
+      };
+      const line = csv[i + 1]!;
+      expect(line.length).toBe(header.length);
+      header.forEach((h, j) => expect(line[j], `workflow ${w.workflow_id} ${h}`).toBe(String(expected[h])));
+      expect(expected.sends_total).toBeGreaterThan(0);
+    }
   });
 
   it('switches period: last 7 days, last month, custom range', async () => {
@@ -281,6 +438,50 @@ describe('dashboard in Chromium (demo tenant)', () => {
     await loaded();
   });
 
+  it('the last-90-days and this-month presets show what the API answers for the same days', async () => {
+    const today = todayIn('Europe/Bucharest');
+    await page.selectOption('#period', 'days:90');
+    await expect
+      .poll(() => page.locator('#period-text').innerText())
+      .toContain(
+        `${shift(today, -89)} – ${today}, compared with ${shift(today, -179)} – ${shift(today, -90)}`,
+      );
+    await loaded();
+    const ninety = await expectShownEqualsApi(
+      { list_id: 1, days: 90 },
+      { list_id: 1, start_date: shift(today, -179), stop_date: shift(today, -90) },
+    );
+    // days=90 is today and the 89 days before it.
+    const explicit: any[] = await api('automation.stats', {
+      list_id: 1,
+      start_date: shift(today, -89),
+      stop_date: today,
+    });
+    expect(ninety).toEqual(explicit);
+
+    // This month: the 1st to today, compared with as many days before the 1st.
+    const first = `${today.slice(0, 8)}01`;
+    const len = Number(today.slice(8));
+    await page.selectOption('#period', 'this-month');
+    await expect
+      .poll(() => page.locator('#period-text').innerText())
+      .toContain(`${first} – ${today}, compared with ${shift(first, -len)} – ${shift(first, -1)}`);
+    await loaded();
+    const month = await expectShownEqualsApi(
+      { list_id: 1, start_date: first, stop_date: today },
+      { list_id: 1, start_date: shift(first, -len), stop_date: shift(first, -1) },
+    );
+    // The same days as the API's month=YYYY-MM up to today.
+    const whole: any[] = await api('automation.stats', { list_id: 1, month: today.slice(0, 7) });
+    expect(month).toEqual(whole.filter((r) => r.date <= today));
+
+    await page.selectOption('#period', 'days:30');
+    await expect
+      .poll(() => page.locator('#period-text').innerText())
+      .toContain(`${shift(today, -29)} – ${today}`);
+    await loaded();
+  });
+
   it('filters by workflows and trigger', async () => {
     await page.check('#workflow-list input[value="1"]');
     await loaded();
@@ -309,6 +510,64 @@ describe('dashboard in Chromium (demo tenant)', () => {
     await loaded();
     await page.uncheck('#workflow-list input[value="3"]');
     await loaded();
+  });
+
+  it('list, period and a workflow can be picked with the keyboard alone', async () => {
+    const london = todayIn('Europe/London');
+    const today = todayIn('Europe/Bucharest');
+    await tabTo('#list');
+    await page.keyboard.press('ArrowDown');
+    await expect.poll(() => page.locator('#list-meta').innerText()).toContain('Europe/London');
+    await loaded();
+    await expectShownEqualsApi(
+      { list_id: 2, days: 30 },
+      { list_id: 2, start_date: shift(london, -59), stop_date: shift(london, -30) },
+    );
+    await page.keyboard.press('ArrowUp');
+    await expect.poll(() => page.locator('#list-meta').innerText()).toContain('Europe/Bucharest');
+    await loaded();
+    expect(await page.locator('#list').inputValue()).toBe('1');
+
+    // Last 30 days → the next option, Last 90 days.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('period');
+    await page.keyboard.press('ArrowDown');
+    await expect
+      .poll(() => page.locator('#period-text').innerText())
+      .toContain(`${shift(today, -89)} – ${today}`);
+    await loaded();
+    expect(await page.locator('#period').inputValue()).toBe('days:90');
+    await expectShownEqualsApi(
+      { list_id: 1, days: 90 },
+      { list_id: 1, start_date: shift(today, -179), stop_date: shift(today, -90) },
+    );
+
+    // The first workflow's checkbox, ticked with Space.
+    await tabTo('#workflow-list input[value="1"]');
+    await page.keyboard.press('Space');
+    await expect.poll(() => page.locator('#workflow-list input[value="1"]').isChecked()).toBe(true);
+    await loaded();
+    await expectShownEqualsApi(
+      { list_id: 1, days: 90, workflow_ids: [1] },
+      { list_id: 1, start_date: shift(today, -179), stop_date: shift(today, -90), workflow_ids: [1] },
+    );
+    const keys = await page.locator('#wf tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.key));
+    expect(keys).toEqual(['1']);
+
+    // And back: Space unticks, Shift+Tab to the period, ArrowUp to the last 30 days.
+    await page.keyboard.press('Space');
+    await expect.poll(() => page.locator('#workflow-list input[value="1"]').isChecked()).toBe(false);
+    await loaded();
+    await tabTo('#period', 'Shift+Tab');
+    await page.keyboard.press('ArrowUp');
+    await expect
+      .poll(() => page.locator('#period-text').innerText())
+      .toContain(`${shift(today, -29)} – ${today}`);
+    await loaded();
+    await expectShownEqualsApi(
+      { list_id: 1, days: 30 },
+      { list_id: 1, start_date: shift(today, -59), stop_date: shift(today, -30) },
+    );
   });
 
   it('switches list: list 2 in its own time zone and currency', async () => {
