@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
 import express from 'express';
-import { TemplateRenderer } from '../query-api/render/engine.js';
+import { TemplateRenderer, sanitizeParams } from '../query-api/render/engine.js';
 import { RenderPool } from '../query-api/render/pool.js';
 import { benchService, table } from './support.js';
 
@@ -16,7 +18,7 @@ const CONNECTIONS = 50;
 const DURATION_S = 10;
 const WARMUP_S = 3;
 const ROUNDS = 2;
-const PROPS = {
+export const PROPS = {
   subject: '{{first_name}}, your order #{{order_id}} is confirmed',
   from_name: '{{shop_name}}',
 };
@@ -76,7 +78,7 @@ const FAQ = [
   .join('\n');
 
 /** ~20 KB of HTML using 30 params (29 scalars and an items list), helpers, conditionals and a loop. */
-function benchTemplate(): string {
+export function benchTemplate(): string {
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Order #{{order_id}} confirmed</title>
@@ -122,7 +124,7 @@ ${LEGAL}
 }
 
 /** 30 params: 29 scalars and a list of 4 items, as a shop's backend would send them. */
-const PARAMS = {
+export const PARAMS = {
   customer_id: 'C-204518',
   first_name: 'Ana',
   last_name: 'Popescu',
@@ -247,10 +249,18 @@ function perSecond(fn: () => unknown, seconds = 2): number {
   return n / (Number(process.hrtime.bigint() - t0) / 1e9);
 }
 
-/** Completions per second of `fn` with `inFlight` calls kept running, over `seconds`, after a warm-up. */
-async function perSecondAsync(fn: () => Promise<unknown>, inFlight: number, seconds = 3): Promise<number> {
+/**
+ * Completions per second of `fn` with `inFlight` calls kept running, over `seconds`, after a warm-up, and
+ * the CPU time of the whole process (every thread: the pool's workers too) per completion.
+ */
+async function perSecondAsync(
+  fn: () => Promise<unknown>,
+  inFlight: number,
+  seconds = 3,
+): Promise<{ rate: number; cpuUs: number }> {
   for (let i = 0; i < 200; i++) await fn();
   let n = 0;
+  const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   const elapsed = () => Number(process.hrtime.bigint() - t0) / 1e9;
   await Promise.all(
@@ -261,7 +271,9 @@ async function perSecondAsync(fn: () => Promise<unknown>, inFlight: number, seco
       }
     }),
   );
-  return n / elapsed();
+  const rate = n / elapsed();
+  const cpu = process.cpuUsage(cpu0);
+  return { rate, cpuUs: (cpu.user + cpu.system) / n };
 }
 
 /** Renders/s over HTTP against an Express route answering a fixed string of the same size (the ceiling). */
@@ -334,7 +346,21 @@ export async function renderBench(): Promise<string> {
   type Run = CannonResult & { cpuUs: number };
   const rounds: { render: Run; express: Run; bare: Run }[] = [];
   for (let round = 0; round < ROUNDS; round++) {
+    // BENCH_CPU_PROF_DIR: a CPU profile of this thread (the event loop) while the first round loads the
+    // render route, written as render-main.cpuprofile (the workers' threads are not in it).
+    const profDir = round === 0 ? process.env.BENCH_CPU_PROF_DIR : undefined;
+    const session = profDir ? new Session() : undefined;
+    if (session) {
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.start');
+    }
     const r = await load(url, body, DURATION_S);
+    if (session) {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(`${profDir}/render-main.cpuprofile`, JSON.stringify(profile));
+      session.disconnect();
+    }
     const c = await load(ceilingUrl, body, DURATION_S);
     const b = await load(bareUrl, body, DURATION_S);
     rounds.push({ render: r, express: c, bare: b });
@@ -360,6 +386,7 @@ export async function renderBench(): Promise<string> {
   await svc.close();
 
   // In-process splits of one request's CPU work: the engine alone, then with the answer's serialization.
+  const rate = (r: number) => Math.round(r).toLocaleString('en-US');
   const renderer = new TemplateRenderer();
   const input = {
     template: {
@@ -374,16 +401,35 @@ export async function renderBench(): Promise<string> {
     list: { locale: 'ro-RO', timeZone: 'Europe/Bucharest', currency: 'RON' },
   };
   const engineRate = perSecond(() => renderer.render(input));
-  const serializedRate = perSecond(() => Buffer.from(JSON.stringify(renderer.render(input))));
-  // What the service does: the same render in its worker pool (params and answer cross threads).
-  const pool = new RenderPool();
-  await pool.ready();
-  const poolRate = await perSecondAsync(() => pool.render(input), CONNECTIONS);
-  const poolWorkers = pool.stats().workers;
-  await pool.close();
+  // What the service does: the same render in its worker pool (params and answer cross threads; the
+  // answer comes back as its JSON bytes, as the REST route sends it), params sanitized once as the
+  // handler does. Against it, the same work in-line: render + JSON.stringify + UTF-8 encoding. The pool
+  // of one worker renders on one thread, as the in-line row does: issue 9's question, whether the pool
+  // costs a normal template more than 10% of throughput. Alternated ROUNDS times, best of each.
+  const poolInput = { ...input, params: sanitizeParams(PARAMS) };
+  const utf8 = new TextEncoder();
+  const poolRun = async (size?: number) => {
+    const pool = new RenderPool({ size });
+    await pool.ready();
+    const r = await perSecondAsync(() => pool.renderAnswer(poolInput), CONNECTIONS);
+    const workers = pool.stats().workers;
+    await pool.close();
+    return { ...r, workers };
+  };
+  let serializedRate = 0;
+  let poolOne = { rate: 0, cpuUs: 0, workers: 1 };
+  const inProcess: string[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const inline = perSecond(() => utf8.encode(JSON.stringify(renderer.render(poolInput))));
+    const one = await poolRun(1);
+    inProcess.push(`${rate(inline)} in-line / ${rate(one.rate)} pool`);
+    serializedRate = Math.max(serializedRate, inline);
+    if (one.rate > poolOne.rate) poolOne = one;
+  }
+  const poolMany = await poolRun();
+  console.error(`render bench, in process: ${inProcess.join('; ')}`);
 
   const best = { render, ceiling, bare };
-  const rate = (r: number) => Math.round(r).toLocaleString('en-US');
   const ms = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(1));
   const share = best.render.requests.average / best.ceiling.requests.average;
   const shareBare = best.render.requests.average / best.bare.requests.average;
@@ -438,15 +484,23 @@ export async function renderBench(): Promise<string> {
           Math.round(1e6 / engineRate),
         ],
         [
-          `render in the worker pool (${poolWorkers} workers, ${CONNECTIONS} in flight, in process, no HTTP)`,
-          rate(poolRate),
+          `render in the worker pool (${poolMany.workers} workers, ${CONNECTIONS} in flight, in process, no HTTP; CPU of all threads)`,
+          rate(poolMany.rate),
           '',
           '',
           '',
-          '',
+          Math.round(poolMany.cpuUs),
         ],
         [
-          'render + JSON.stringify + UTF-8 encoding of the answer (in process)',
+          `render in a pool of 1 worker (${CONNECTIONS} in flight; ${((poolOne.rate / serializedRate) * 100).toFixed(0)}% of the renders/s of the row below, best of ${ROUNDS} alternated: ${inProcess.join('; ')})`,
+          rate(poolOne.rate),
+          '',
+          '',
+          '',
+          Math.round(poolOne.cpuUs),
+        ],
+        [
+          'render + JSON.stringify + UTF-8 encoding of the answer (in process, params sanitized once)',
           rate(serializedRate),
           '',
           '',
