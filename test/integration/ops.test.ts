@@ -197,6 +197,7 @@ describe('operations endpoints', () => {
       'mailstats_template_cache_hits_total',
       'mailstats_template_cache_misses_total',
       'mailstats_templates_over_limits_total',
+      'mailstats_stats_cache_requests_total',
       'mailstats_clickhouse_errors_total',
       'process_cpu_seconds_total',
     ])
