@@ -16,11 +16,6 @@
  * - What crosses threads is kept small: the params as the JSON text sanitizeParams() already made, and the
  *   answer as the UTF-8 bytes of its JSON in a transferred buffer (renderAnswer(): the REST route writes
  *   them as the body; render() parses them for callers that want the object).
- * - When every worker is busy and requests wait, each worker is given the next task while it still
- *   renders (one ahead at most), so it goes on without sleeping and being woken per request. A task
- *   given ahead starts only if the worker claims it first in a cell shared with the pool; when the task
- *   in front of it turns out long (still running SAMPLE_MS in), the pool withdraws it (if not yet
- *   claimed) and queues it again for another worker, so no request waits behind a heavy template.
  */
 import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
@@ -87,7 +82,6 @@ interface Task {
   params: string;
   /** Set once the worker asked for the source: the version is being compiled. */
   compiling: boolean;
-  /** When the worker started it (performance.now() scale), for the wall-clock limit and the CPU sample. */
   startedAt: number;
   resolve(r: JsonAnswer<RenderResult>): void;
   reject(e: Error): void;
@@ -100,13 +94,7 @@ interface Slot {
   /** Linux thread id of the worker (-1: unknown), and its CPU ticks SAMPLE_MS into the current task. */
   tid: number;
   cpuSample: number;
-  /** When cpuSample was read: the task is charged the wall time before it in full. */
-  sampledAt: number;
   task: Task | undefined;
-  /** A task posted while `task` runs; not started until the worker claims it (`claim`). */
-  next: Task | undefined;
-  /** Shared with the worker: the id of a posted task not yet started; the worker swaps it for 0 to start it. */
-  claim: Int32Array;
   timer: NodeJS.Timeout | undefined;
   /** Why the pool ended this worker, when it did. */
   killedFor: 'time' | undefined;
@@ -122,7 +110,7 @@ export class RenderPool {
   private readonly checked = new Map<string, { version: string; type: string; problem?: string }>();
   private readonly timeLimitMs: number;
   private readonly memoryLimitMb: number;
-  private readonly workerOptions: Omit<WorkerOptions, 'claim'>;
+  private readonly workerOptions: WorkerOptions;
   private readonly log: Logger | undefined;
   private readonly killed = { time: 0, memory: 0, other: 0 };
   private nextId = 1;
@@ -219,9 +207,7 @@ export class RenderPool {
       this.slots.map((slot) => {
         clearTimeout(slot.timer);
         slot.task?.reject(new Error('the render pool is closed'));
-        slot.next?.reject(new Error('the render pool is closed'));
         slot.task = undefined;
-        slot.next = undefined;
         return slot.worker.terminate();
       }),
     );
@@ -247,13 +233,9 @@ export class RenderPool {
   }
 
   private spawn(index: number): Slot {
-    const claim = new Int32Array(new SharedArrayBuffer(4));
-    const worker = startWorker(
-      { ...this.workerOptions, claim },
-      {
-        maxOldGenerationSizeMb: WORKER_BASE_MB + this.workerOptions.cacheCost / 2 ** 20 + this.memoryLimitMb,
-      },
-    );
+    const worker = startWorker(this.workerOptions, {
+      maxOldGenerationSizeMb: WORKER_BASE_MB + this.workerOptions.cacheCost / 2 ** 20 + this.memoryLimitMb,
+    });
     // Idle workers must not keep the process alive; close() ends them in an orderly stop.
     worker.unref();
     const slot: Slot = {
@@ -262,10 +244,7 @@ export class RenderPool {
       ready: false,
       tid: -1,
       cpuSample: -1,
-      sampledAt: 0,
       task: undefined,
-      next: undefined,
-      claim,
       timer: undefined,
       killedFor: undefined,
       stats: EMPTY_STATS,
@@ -281,19 +260,8 @@ export class RenderPool {
       clearTimeout(slot.timer);
       const reason = slot.killedFor ?? (outOfMemory ? 'memory' : 'other');
       this.killed[reason]++;
-      let task = slot.task;
-      const next = slot.next;
+      const task = slot.task;
       slot.task = undefined;
-      slot.next = undefined;
-      if (next) {
-        if (Atomics.compareExchange(claim, 0, next.id, -1) === next.id) {
-          this.queue.unshift(next); // never started: another worker takes it
-        } else if (task) {
-          // The worker had finished `task` (its answer lost with the worker) and died on `next`.
-          this.queue.unshift(task);
-          task = next;
-        }
-      }
       if (task) this.fail(task, reason);
       else if (!slot.ready) this.log?.error('render worker exited while starting');
       // Replace it; a worker that cannot even start is retried after a pause, not in a tight loop.
@@ -303,7 +271,6 @@ export class RenderPool {
       };
       if (slot.ready) restart();
       else setTimeout(restart, 1_000).unref();
-      this.pump();
     });
     return slot;
   }
@@ -354,13 +321,6 @@ export class RenderPool {
     clearTimeout(slot.timer);
     slot.task = undefined;
     slot.stats = m.stats;
-    // The task posted ahead has started (the worker claimed it as it sent this answer), or it will not.
-    const next = slot.next;
-    slot.next = undefined;
-    if (next) {
-      if (Atomics.compareExchange(slot.claim, 0, next.id, -1) === next.id) this.queue.unshift(next);
-      else this.start(slot, next, m.at - performance.timeOrigin);
-    }
     if ('answer' in m) task.resolve(JsonAnswer.of<RenderResult>(m.answer));
     else if (m.error.kind === 'render') task.reject(new TemplateRenderError(m.error.reason));
     else if (m.error.kind === 'params') task.reject(new ParamsTooLargeError(m.error.reason));
@@ -372,62 +332,24 @@ export class RenderPool {
     return { id: task.id, key: task.key, source, params: task.params, list: task.input.list };
   }
 
-  /**
-   * Starts queued tasks on free workers, each on its template's own worker when that one is free; what
-   * still waits is posted ahead to busy workers whose task is young (see the file comment).
-   */
+  /** Starts queued tasks on free workers, each on its template's own worker when that one is free. */
   private pump(): void {
     while (this.queue.length > 0) {
       const free = this.slots.filter((s) => s.ready && !s.task);
-      if (free.length === 0) break;
+      if (free.length === 0) return;
       const task = this.queue.shift()!;
       const home = hash(`${task.key.accountId}\u0000${task.key.templateId}`) % this.slots.length;
       const slot = free.find((s) => s.index === home) ?? free[0]!;
-      Atomics.store(slot.claim, 0, task.id);
-      slot.worker.postMessage(this.message(task));
-      this.start(slot, task, performance.now());
-    }
-    while (this.queue.length > 0) {
-      const now = performance.now();
-      const ahead = this.slots.filter(
-        (s) =>
-          s.ready &&
-          s.task &&
-          !s.next &&
-          !s.task.compiling &&
-          now - s.task.startedAt < SAMPLE_MS &&
-          // One unclaimed task per worker: the cell holds one id.
-          Atomics.load(s.claim, 0) !== s.task.id,
-      );
-      if (ahead.length === 0) return;
-      const task = this.queue.shift()!;
-      const home = hash(`${task.key.accountId}\u0000${task.key.templateId}`) % this.slots.length;
-      const slot = ahead.find((s) => s.index === home) ?? ahead[0]!;
-      slot.next = task;
-      Atomics.store(slot.claim, 0, task.id);
+      slot.task = task;
+      task.startedAt = performance.now();
+      slot.timer = setTimeout(() => this.sampleCpu(slot, task), Math.min(SAMPLE_MS, this.timeLimitMs));
       slot.worker.postMessage(this.message(task));
     }
-  }
-
-  /** `task` runs on `slot` since `startedAt`: its CPU is first sampled SAMPLE_MS after that. */
-  private start(slot: Slot, task: Task, startedAt: number): void {
-    slot.task = task;
-    task.startedAt = startedAt;
-    const delay = Math.min(SAMPLE_MS, this.timeLimitMs) - (performance.now() - startedAt);
-    slot.timer = setTimeout(() => this.sampleCpu(slot, task), Math.max(0, delay));
   }
 
   private sampleCpu(slot: Slot, task: Task): void {
     if (slot.task !== task) return;
     slot.cpuSample = cpuTicksOfThread(slot.tid);
-    slot.sampledAt = performance.now();
-    // A long task: what was posted behind it goes back to the queue unless the worker started it.
-    const next = slot.next;
-    if (next && Atomics.compareExchange(slot.claim, 0, next.id, -1) === next.id) {
-      slot.next = undefined;
-      this.queue.unshift(next);
-      this.pump();
-    }
     this.checkTime(slot, task);
   }
 
@@ -436,9 +358,7 @@ export class RenderPool {
     if (slot.task !== task) return;
     const wall = performance.now() - task.startedAt;
     const now = slot.cpuSample >= 0 ? cpuTicksOfThread(slot.tid) : -1;
-    // Before the sample, the task is charged all the wall time since it started (at least SAMPLE_MS).
-    const before = Math.max(SAMPLE_MS, slot.sampledAt - task.startedAt);
-    const cpu = now >= 0 ? (now - slot.cpuSample) * TICK_MS + before : wall;
+    const cpu = now >= 0 ? (now - slot.cpuSample) * TICK_MS + SAMPLE_MS : wall;
     if (cpu >= this.timeLimitMs || wall >= this.timeLimitMs * WALL_FACTOR) {
       slot.killedFor = 'time';
       void slot.worker.terminate();

@@ -20,11 +20,6 @@ export interface WorkerOptions {
   /** Cache bound in bytes + MUSTACHE_COST per mustache (engine.ts). */
   cacheCost: number;
   cacheEntries: number;
-  /**
-   * Shared with the pool: the id of the task posted last and not started. A task starts only if this
-   * worker swaps its id for 0 here; the pool writes -1 instead to withdraw it (then it is skipped).
-   */
-  claim: Int32Array;
 }
 
 export type TemplateKey = Pick<StoredTemplate, 'accountId' | 'templateId' | 'version' | 'contentType'>;
@@ -51,14 +46,8 @@ export type WorkerReply =
    * own that is transferred, not copied: the event loop neither clones the rendered content nor
    * serialises it again.
    */
-  | { id: number; answer: Uint8Array; stats: CacheStats; at: number }
-  | {
-      id: number;
-      error: { kind: 'render' | 'params' | 'internal'; reason: string };
-      stats: CacheStats;
-      /** When the task ended (epoch ms): a task posted behind it starts then. */
-      at: number;
-    };
+  | { id: number; answer: Uint8Array; stats: CacheStats }
+  | { id: number; error: { kind: 'render' | 'params' | 'internal'; reason: string }; stats: CacheStats };
 
 const port = parentPort!;
 const options = workerData as WorkerOptions;
@@ -70,26 +59,9 @@ const renderer = new TemplateRenderer({
   onCompile: () => port.postMessage({ id: current, compiled: true } satisfies WorkerReply),
 });
 
-/** The task whose source was asked for (`miss`): tasks the pool posted behind it wait until it is done. */
-let awaitingSource = 0;
-const behind: WorkerTask[] = [];
-
 port.on('message', (task: WorkerTask) => {
-  if (awaitingSource !== 0 && task.id !== awaitingSource) {
-    behind.push(task);
-    return;
-  }
-  awaitingSource = 0;
-  run(task);
-  while (awaitingSource === 0 && behind.length > 0) run(behind.shift()!);
-});
-
-function run(task: WorkerTask): void {
-  // A first post (no source) starts only once claimed: the pool may have withdrawn it meanwhile.
-  if (!task.source && Atomics.compareExchange(options.claim, 0, task.id, 0) !== task.id) return;
   current = task.id;
   if (!task.source && !renderer.has(task.key)) {
-    awaitingSource = task.id;
     port.postMessage({ id: task.id, miss: true } satisfies WorkerReply);
     return;
   }
@@ -101,8 +73,7 @@ function run(task: WorkerTask): void {
     const result = renderer.render({ template, params, list: task.list });
     // TextEncoder gives a fresh ArrayBuffer (Buffer.from may share its pool's, which must not be moved).
     const answer = utf8.encode(JSON.stringify(result));
-    const at = performance.timeOrigin + performance.now();
-    port.postMessage({ id: task.id, answer, stats: renderer.cacheStats(), at } satisfies WorkerReply, [
+    port.postMessage({ id: task.id, answer, stats: renderer.cacheStats() } satisfies WorkerReply, [
       answer.buffer,
     ]);
     return;
@@ -119,15 +90,10 @@ function run(task: WorkerTask): void {
                 kind: 'internal' as const,
                 reason: err instanceof Error ? (err.stack ?? err.message) : String(err),
               };
-    reply = {
-      id: task.id,
-      error,
-      stats: renderer.cacheStats(),
-      at: performance.timeOrigin + performance.now(),
-    };
+    reply = { id: task.id, error, stats: renderer.cacheStats() };
   }
   port.postMessage(reply);
-}
+});
 
 let tid = -1;
 try {

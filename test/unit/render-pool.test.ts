@@ -373,37 +373,3 @@ describe('api12Route: a JsonAnswer is sent byte for byte as res.json would send 
     }
   });
 });
-
-describe('RenderPool: tasks posted ahead to a busy worker', () => {
-  it('keeps every answer with its request when tasks queue, and moves them off a worker that is killed', async () => {
-    const pool = new RenderPool({ size: 1 });
-    try {
-      await pool.ready();
-      // Many light renders at once on one worker: each is posted while the one before it runs.
-      const light = Array.from({ length: 40 }, (_, i) =>
-        pool.render({
-          template: template(`n{{i}}`, { templateId: `ahead${i % 3}` }),
-          params: { i },
-          list: RO,
-        }),
-      );
-      expect((await Promise.all(light)).map((r) => r.content)).toEqual(
-        Array.from({ length: 40 }, (_, i) => `n${i}`),
-      );
-      // A render killed for time: what waited behind it is rendered by the replacement worker.
-      const loop = template(
-        '{{#each items}}{{#each @root.items}}{{#each @root.items}}{{#each @root.items}}.{{/each}}{{/each}}{{/each}}{{/each}}',
-      );
-      const items = Array.from({ length: 200 }, (_, i) => i);
-      const heavy = rejection(pool.render({ template: loop, params: { items }, list: RO }));
-      const after = Array.from({ length: 3 }, (_, i) =>
-        pool.render({ template: template('after {{i}}'), params: { i }, list: RO }),
-      );
-      expect((await heavy).message).toMatch(/took longer than the 1 s limit/);
-      expect((await Promise.all(after)).map((r) => r.content)).toEqual(['after 0', 'after 1', 'after 2']);
-      expect(pool.stats().killed.time).toBe(1);
-    } finally {
-      await pool.close();
-    }
-  }, 60_000);
-});
