@@ -20,6 +20,15 @@ import { tenant } from '../support/service.js';
 const brokers = inject('kafkaBrokers');
 const tmp = (name: string) => mkdtempSync(join(tmpdir(), `mailstats-${name}-`));
 
+/** POST /ingest of an NDJSON body with the test token. */
+const postIngest = (base: string, body: string) =>
+  fetch(`${base}/ingest`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/x-ndjson' },
+    body,
+  });
+const ONE_RECORD = JSON.stringify({ type: 'user', user_id: 1, api_key_sha256: 'a'.repeat(64) });
+
 /** The member ids of a consumer group, as the broker sees them. */
 async function groupMembers(brokerList: string, groupId: string): Promise<string[]> {
   const admin = testKafka(brokerList).admin();
@@ -114,11 +123,7 @@ describe('with no Kafka broker reachable', () => {
     const nobody = `127.0.0.1:${await freePort()}`;
     child = await spawnService(kafkaEnv(nobody), dataDir);
     await untilServing(child);
-    const res = await fetch(`${child.base}/ingest`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/x-ndjson' },
-      body: JSON.stringify({ type: 'user', user_id: 1, api_key_sha256: 'a'.repeat(64) }),
-    });
+    const res = await postIngest(child.base, ONE_RECORD);
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ err: true, code: 503, message: expect.stringMatching(/Kafka/) });
     expect(await terminate(child, 10_000)).toBe(0);
@@ -146,12 +151,7 @@ describe('with the broker down at start', () => {
       const env = kafkaEnv(broker.brokers);
       child = await spawnService(env, dataDir);
       await untilServing(child);
-      const ingest = (body: string) =>
-        fetch(`${child!.base}/ingest`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/x-ndjson' },
-          body,
-        });
+      const ingest = (body: string) => postIngest(child!.base, body);
       const records = [
         ...tenant({ userId: 12, apiKey: 'late', lists: [{ list_id: 10 }] }),
         ...activityStream(200, 97).wire.filter((r) => r.list_id === 10),
@@ -217,11 +217,7 @@ describe.each(['killed', 'stopped'] as const)('with the broker %s mid-stream', (
         broker = undefined;
       }
       // A client's POST /ingest waits for a Kafka that is gone while the signal comes.
-      const inFlight = fetch(`${child.base}/ingest`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/x-ndjson' },
-        body: JSON.stringify({ type: 'user', user_id: 1, api_key_sha256: 'a'.repeat(64) }),
-      }).catch((err: Error) => err);
+      const inFlight = postIngest(child.base, ONE_RECORD).catch((err: Error) => err);
       await new Promise((r) => setTimeout(r, 1_000));
       expect(await terminate(child, 10_000), child.output()).toBe(0);
       await inFlight;
