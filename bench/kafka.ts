@@ -81,11 +81,13 @@ export async function kafkaBench(
   await producer.disconnect();
   console.error(`kafka bench: produced ${total} records at ${fmtRate(produceRate)}/s`);
 
+  // BENCH_KAFKA_E2E_ONLY=1: the end-to-end row alone (no ceilings, no peers), for quick iterations.
+  const e2eOnly = process.env.BENCH_KAFKA_E2E_ONLY === '1';
   // Ceiling 1 and the client peer: bare consumption of the same topic, no processing, kafkajs and
   // @platformatic/kafka alternated twice so neither always runs on a warmer page cache.
   const kjs: ConsumeRate[] = [];
   const pk: ConsumeRate[] = [];
-  for (let round = 0; round < 2; round++) {
+  for (let round = 0; round < (e2eOnly ? 0 : 2); round++) {
     kjs.push(await kafkajsConsume(brokers, topics.events, total));
     pk.push(await platformaticConsume(brokers, topics.events, total));
   }
@@ -93,12 +95,12 @@ export async function kafkaBench(
   console.error(`kafka bench: consume kafkajs ${JSON.stringify(kjs)}; platformatic ${JSON.stringify(pk)}`);
 
   // Produce peer: the same messages from both clients to a side topic, alternated.
-  const sample = [...benchBatches(Math.min(total, PRODUCE_SAMPLE), 10_000, 'p', today)].map((batch) =>
-    batch.map(({ record }, i) => ({ key: String(i % 64), value: JSON.stringify(record) })),
+  const sample = [...benchBatches(e2eOnly ? 0 : Math.min(total, PRODUCE_SAMPLE), 10_000, 'p', today)].map(
+    (batch) => batch.map(({ record }, i) => ({ key: String(i % 64), value: JSON.stringify(record) })),
   );
   const kjsProduce: number[] = [];
   const pkProduce: number[] = [];
-  for (let round = 0; round < 2; round++) {
+  for (let round = 0; round < (e2eOnly ? 0 : 2); round++) {
     kjsProduce.push(await kafkajsProduce(brokers, topics.produce, sample));
     pkProduce.push(await platformaticProduce(brokers, topics.produce, sample));
   }
@@ -108,7 +110,7 @@ export async function kafkaBench(
   await svc.db.command('CREATE TABLE raw_insert AS events');
   const now = toDateTime64(Date.now());
   let rawInsertMs = 0;
-  for (const batch of benchBatches(total, 50_000, 'r', today)) {
+  for (const batch of benchBatches(e2eOnly ? 0 : total, 50_000, 'r', today)) {
     const rows = batch.map((a) => eventRow(a, now));
     const t0 = Date.now();
     await svc.db.insert('raw_insert', EVENT_COLUMNS, rows);
@@ -117,7 +119,9 @@ export async function kafkaBench(
   const rawInsert = total / (rawInsertMs / 1000);
 
   // Peer: ClickHouse's own Kafka engine, same chDB, same topic, same broker.
-  const engine = await kafkaEngine(svc.db, brokers, topics.events, total);
+  const engine = e2eOnly
+    ? { mode: 'skipped', rate: undefined, steady: undefined, note: 'not run (BENCH_KAFKA_E2E_ONLY)' }
+    : await kafkaEngine(svc.db, brokers, topics.events, total);
   console.error(`kafka bench: Kafka engine ${engine.mode} ${fmtRate(engine.rate ?? 0)}/s ${engine.note}`);
   await svc.close();
 
@@ -190,6 +194,8 @@ export async function kafkaBench(
   await new Promise((r) => child.once('exit', r));
   await broker?.stop();
 
+  if (e2eOnly)
+    return `end to end ${fmtRate(e2e)} records/s streaming, ${fmtRate(e2eFromSpawn)} from spawn (${total} records; BENCH_KAFKA_E2E_ONLY)`;
   const steady = rss.slice(Math.floor(rss.length / 2)).sort((a, b) => a - b);
   const steadyRss = steady[Math.floor(steady.length / 2)] ?? 0;
   // Streaming rates (first record to last) on every row: group joins and process start are shown apart.
