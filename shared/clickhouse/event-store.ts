@@ -85,6 +85,18 @@ const STORED_GENS = `
     AND event_id NOT IN (${SEEN_IN_WINDOW})
   GROUP BY list_id`;
 
+/**
+ * The lists of a batch whose stored rows (STORED_GENS) are of an older generation than the list's
+ * newest dating claim: the read-back and the claims in one statement (a list never claimed has none
+ * newer than 0, the oldest generation).
+ */
+const STALE_LISTS = `
+  SELECT stored.list_id AS list_id FROM (${STORED_GENS}) AS stored
+  INNER JOIN (
+    SELECT list_id, max(gen) AS newest FROM list_dating WHERE list_id IN {lists:Array(UInt64)} GROUP BY list_id
+  ) AS claims ON stored.list_id = claims.list_id
+  WHERE stored.gen < claims.newest`;
+
 const DATING = `
   SELECT list_id, gen, timezone, max(done) AS is_done, argMin(owner, done) AS owner,
     dateDiff('second', min(at), now64(6)) AS age
@@ -222,16 +234,13 @@ export class EventStore {
       lo = Math.min(lo, a.record.timestamp);
       hi = Math.max(hi, a.record.timestamp);
     }
-    const [stored, dating] = await Promise.all([
-      this.db.query<{ list_id: number; gen: number }>(
-        STORED_GENS,
-        // Duplicates already taken are left out: their stored rows may be of any older generation.
-        { lists, lo: toDateTime64(lo), hi: toDateTime64(hi), batch: batchId, window: this.dedupWindowDays },
-        INT_SETTINGS,
-      ),
-      this.dating(lists),
-    ]);
-    return stored.filter((s) => s.gen < (dating.get(s.list_id)?.gen ?? 0)).map((s) => s.list_id);
+    const rows = await this.db.query<{ list_id: number }>(
+      STALE_LISTS,
+      // Duplicates already taken are left out: their stored rows may be of any older generation.
+      { lists, lo: toDateTime64(lo), hi: toDateTime64(hi), batch: batchId, window: this.dedupWindowDays },
+      INT_SETTINGS,
+    );
+    return rows.map((r) => r.list_id);
   }
 
   /** The newest dating generation of each list (all lists when none are given). */
