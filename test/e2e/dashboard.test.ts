@@ -96,9 +96,14 @@ async function expectShownEqualsApi(params: object, previous: object | undefined
   if (previous) {
     const prev: any[] = await api('automation.stats', previous);
     const [c, p] = [sum(rows, 'sends_total'), sum(prev, 'sends_total')];
-    const tenths = Math.round((Math.abs(c - p) * 1000) / p);
+    const tenths = p === 0 ? 0 : Math.round((Math.abs(c - p) * 1000) / p);
+    // Nothing in the previous period (e.g. 90 days back from the demo's first day): no percentage.
     const text =
-      c === p ? 'no change' : `${c > p ? '▲ +' : '▼ −'}${int(Math.trunc(tenths / 10))},${tenths % 10} %`;
+      c === p
+        ? 'no change'
+        : p === 0
+          ? 'new (none before)'
+          : `${c > p ? '▲ +' : '▼ −'}${int(Math.trunc(tenths / 10))},${tenths % 10} %`;
     expect(await kpiChange('sends')).toBe(text);
   }
   // The table of days: one row per day the API answered, its values as the API gave them.
