@@ -55,7 +55,8 @@ export class Restartable {
   }
 
   async get(path: string): Promise<any> {
-    const res = await fetch(`${this.svc!.url}${path}`);
+    // A GET is safe to repeat: once more when a kept-alive socket was reset under it (seen once under load).
+    const res = await fetch(`${this.svc!.url}${path}`).catch(() => fetch(`${this.svc!.url}${path}`));
     if (res.status !== 200) throw new Error(`${path} → ${res.status}: ${await res.text()}`);
     return res.json();
   }
