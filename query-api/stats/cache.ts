@@ -1,19 +1,17 @@
 import { LRUCache } from 'lru-cache';
-import type { DayCounters } from '../../shared/clickhouse/schema.js';
 import type { StatsQuery } from '../../shared/clickhouse/stats-store.js';
 import type { Config } from '../../shared/config.js';
 import { countStatsCache } from '../../shared/metrics.js';
+import type { JsonAnswer } from '../api12/json-answer.js';
 
-/** Bounds of the answer cache: entries, and bytes as estimated below. */
+/** Bounds of the answer cache: entries, and bytes (the answers' own plus a fixed overhead each). */
 export const STATS_CACHE_MAX_ENTRIES = 10_000;
 export const STATS_CACHE_MAX_BYTES = 64 * 2 ** 20;
-/** Weight of a cached result: a fixed overhead plus a generous per-day estimate (a row is ~20 numbers + 3 strings). */
 const ENTRY_BYTES = 256;
-const ROW_BYTES = 640;
 
 interface Entry {
   version: number;
-  rows: DayCounters[];
+  answer: JsonAnswer;
 }
 
 export interface StatsCacheOptions {
@@ -35,8 +33,9 @@ export function statsCacheOptions(
 }
 
 /**
- * The per-day rows of automation.stats, keyed by (list, workflow set, trigger, resolved period) and
- * tagged with the list's version when the read started. The ingest pipeline bumps a list's version
+ * The answers of automation.stats as the bytes sent (a hit is neither shaped nor serialised again: for
+ * 365 days that was ~5 ms of the event loop, BENCHMARKS.md), keyed by (list, workflow set, trigger,
+ * resolved period, currency) and tagged with the list's version when the read started. The ingest pipeline bumps a list's version
  * after every write that can change what a reader sees (activity batches, re-datings); a cached
  * result is served only while its version is still the list's. A result whose read began before a
  * bump is never stored under the newer version, so a write that has completed (e.g. a POST /ingest
@@ -48,7 +47,7 @@ export class StatsCache {
   enabled: boolean;
   private readonly lru: LRUCache<string, Entry>;
   /** Reads in flight, by key: identical concurrent misses at the same version share one read. */
-  private readonly inFlight = new Map<string, { version: number; rows: Promise<DayCounters[]> }>();
+  private readonly inFlight = new Map<string, { version: number; answer: Promise<JsonAnswer> }>();
   private readonly versions = new Map<number, number>();
   /** Versions are drawn from one counter; `floor` retires every list's entries at once. */
   private seq = 0;
@@ -59,7 +58,7 @@ export class StatsCache {
     this.lru = new LRUCache<string, Entry>({
       max: opts.maxEntries ?? STATS_CACHE_MAX_ENTRIES,
       maxSize: opts.maxBytes ?? STATS_CACHE_MAX_BYTES,
-      sizeCalculation: (e) => ENTRY_BYTES + e.rows.length * ROW_BYTES,
+      sizeCalculation: (e) => ENTRY_BYTES + e.answer.bytes.length,
       ...(opts.ttlMs > 0 ? { ttl: opts.ttlMs, ttlAutopurge: false } : {}),
     });
   }
@@ -85,28 +84,31 @@ export class StatsCache {
     return this.lru.size;
   }
 
-  /** The rows for `q`: cached at the list's current version, else read by `load` (and kept). */
-  async read(q: StatsQuery, load: (q: StatsQuery) => Promise<DayCounters[]>): Promise<DayCounters[]> {
-    if (!this.enabled) return load(q);
-    const key = keyOf(q);
+  /**
+   * The answer for `q` in `currency` (the list's, which shapes the answer): cached at the list's
+   * current version, else made by `load` (and kept).
+   */
+  async read<T>(q: StatsQuery, currency: string, load: () => Promise<JsonAnswer<T>>): Promise<JsonAnswer<T>> {
+    if (!this.enabled) return load();
+    const key = `${keyOf(q)}|${currency}`;
     // Captured before the read: a bump during the read leaves this (older) version on the result.
     const version = this.version(q.listId);
     const hit = this.lru.get(key);
     if (hit && hit.version === version) {
       countStatsCache('hit');
-      return hit.rows;
+      return hit.answer as JsonAnswer<T>;
     }
     countStatsCache('miss');
     const shared = this.inFlight.get(key);
-    if (shared && shared.version === version) return shared.rows;
-    const rows = load(q);
-    this.inFlight.set(key, { version, rows });
+    if (shared && shared.version === version) return shared.answer as Promise<JsonAnswer<T>>;
+    const answer = load();
+    this.inFlight.set(key, { version, answer });
     try {
-      const result = await rows;
-      if (this.version(q.listId) === version) this.lru.set(key, { version, rows: result });
+      const result = await answer;
+      if (this.version(q.listId) === version) this.lru.set(key, { version, answer: result });
       return result;
     } finally {
-      if (this.inFlight.get(key)?.rows === rows) this.inFlight.delete(key);
+      if (this.inFlight.get(key)?.answer === answer) this.inFlight.delete(key);
     }
   }
 }

@@ -2,6 +2,7 @@ import type { Catalog } from '../../shared/catalog/catalog.js';
 import type { Db } from '../../shared/clickhouse/client.js';
 import { readDailyStats } from '../../shared/clickhouse/stats-store.js';
 import { authorize } from '../api12/auth.js';
+import { JsonAnswer } from '../api12/json-answer.js';
 import {
   optionalDate,
   optionalId,
@@ -49,7 +50,7 @@ export async function automationStats(
   deps: StatsDeps,
   caller: Caller,
   params: RawParams,
-): Promise<StatsRecord[]> {
+): Promise<JsonAnswer<StatsRecord[]>> {
   const listId = requiredId(params, 'list_id');
   const workflowIds = optionalIdList(params, 'workflow_ids', MAX_WORKFLOW_IDS) ?? null;
   const triggerId = optionalId(params, 'trigger_id') ?? null;
@@ -69,8 +70,8 @@ export async function automationStats(
   const period =
     fixed ?? resolvePeriod(periodParams, list?.timezone ?? deps.defaultTimezone, deps.maxPeriodDays);
   const query = { listId, workflowIds, triggerId, ...period };
-  const read = (q: typeof query) => readDailyStats(deps.db, q);
-  const days = deps.cache ? await deps.cache.read(query, read) : await read(query);
   const currency = list?.currency ?? 'RON';
-  return days.map((d) => toStatsRecord(d, listId, currency));
+  const answer = async () =>
+    JsonAnswer.from((await readDailyStats(deps.db, query)).map((d) => toStatsRecord(d, listId, currency)));
+  return deps.cache ? deps.cache.read(query, currency, answer) : answer();
 }

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { DayCounters } from '../../shared/clickhouse/schema.js';
+import { JsonAnswer } from '../../query-api/api12/json-answer.js';
 import { StatsCache } from '../../query-api/stats/cache.js';
 
 const Q = { listId: 1, workflowIds: null, triggerId: null, from: '2026-01-01', to: '2026-01-31' };
-const rows = (n: number) => [{ date: '2026-01-02', sends_total: n }] as unknown as DayCounters[];
+const rows = (n: number) => JsonAnswer.from([{ date: '2026-01-02', sends_total: n }]);
 
 /** A read held open until `release` is called. */
 function held(n: number) {
@@ -22,24 +22,24 @@ describe('StatsCache', () => {
   it('a read that began before a bump is answered but not kept under the newer version', async () => {
     const cache = new StatsCache({ enabled: true, ttlMs: 0 });
     const slow = held(1);
-    const pending = cache.read(Q, slow.load);
+    const pending = cache.read(Q, 'RON', slow.load);
     cache.bump([1]); // a write completed while the read was in flight
     slow.release();
     expect(await pending).toEqual(rows(1));
     expect(cache.size).toBe(0);
     let reads = 0;
-    expect(await cache.read(Q, async () => (reads++, rows(2)))).toEqual(rows(2));
+    expect(await cache.read(Q, 'RON', async () => (reads++, rows(2)))).toEqual(rows(2));
     expect(reads).toBe(1);
   });
 
   it('identical concurrent misses share one read; after a bump a new read is made', async () => {
     const cache = new StatsCache({ enabled: true, ttlMs: 0 });
     const slow = held(1);
-    const a = cache.read(Q, slow.load);
-    const b = cache.read(Q, slow.load);
+    const a = cache.read(Q, 'RON', slow.load);
+    const b = cache.read(Q, 'RON', slow.load);
     cache.bump([1]);
     const fresh = held(2);
-    const c = cache.read(Q, fresh.load);
+    const c = cache.read(Q, 'RON', fresh.load);
     slow.release();
     fresh.release();
     expect(await a).toEqual(rows(1));
@@ -47,32 +47,39 @@ describe('StatsCache', () => {
     expect(await c).toEqual(rows(2));
     expect(slow.calls()).toBe(1);
     expect(fresh.calls()).toBe(1);
-    expect(await cache.read(Q, async () => rows(3))).toEqual(rows(2)); // kept at the new version
+    expect(await cache.read(Q, 'RON', async () => rows(3))).toEqual(rows(2)); // kept at the new version
   });
 
   it('a bump of another list, or none, keeps the entry; bumpAll drops it', async () => {
     const cache = new StatsCache({ enabled: true, ttlMs: 0 });
-    await cache.read(Q, async () => rows(1));
+    await cache.read(Q, 'RON', async () => rows(1));
     cache.bump([2]);
-    expect(await cache.read(Q, async () => rows(9))).toEqual(rows(1));
+    expect(await cache.read(Q, 'RON', async () => rows(9))).toEqual(rows(1));
     cache.bumpAll();
-    expect(await cache.read(Q, async () => rows(3))).toEqual(rows(3));
+    expect(await cache.read(Q, 'RON', async () => rows(3))).toEqual(rows(3));
   });
 
   it('is bounded in entries and bytes', async () => {
     const cache = new StatsCache({ enabled: true, ttlMs: 0, maxEntries: 3, maxBytes: 1e9 });
-    for (let i = 1; i <= 5; i++) await cache.read({ ...Q, listId: i }, async () => rows(i));
+    for (let i = 1; i <= 5; i++) await cache.read({ ...Q, listId: i }, 'RON', async () => rows(i));
     expect(cache.size).toBe(3);
-    const small = new StatsCache({ enabled: true, ttlMs: 0, maxEntries: 100, maxBytes: 3_000 });
-    for (let i = 1; i <= 5; i++) await small.read({ ...Q, listId: i }, async () => rows(i));
+    const small = new StatsCache({ enabled: true, ttlMs: 0, maxEntries: 100, maxBytes: 1_000 });
+    for (let i = 1; i <= 5; i++) await small.read({ ...Q, listId: i }, 'RON', async () => rows(i));
     expect(small.size).toBeLessThan(5);
+  });
+
+  it('keys the answer by the currency too (it shapes the answer)', async () => {
+    const cache = new StatsCache({ enabled: true, ttlMs: 0 });
+    await cache.read(Q, 'RON', async () => rows(1));
+    expect(await cache.read(Q, 'EUR', async () => rows(2))).toEqual(rows(2));
+    expect(await cache.read(Q, 'RON', async () => rows(3))).toEqual(rows(1));
   });
 
   it('disabled: every read goes through', async () => {
     const cache = new StatsCache({ enabled: false, ttlMs: 0 });
     let reads = 0;
-    await cache.read(Q, async () => (reads++, rows(1)));
-    await cache.read(Q, async () => (reads++, rows(1)));
+    await cache.read(Q, 'RON', async () => (reads++, rows(1)));
+    await cache.read(Q, 'RON', async () => (reads++, rows(1)));
     expect(reads).toBe(2);
     expect(cache.size).toBe(0);
   });
