@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { ACTIVITY_TYPES, activitySchemas, type ActivityRecord } from './activity.js';
+import { ACTIVITY_TYPES, activitySchemas, type ActivityRecord, type ActivityType } from './activity.js';
 import { CATALOG_TYPES, catalogSchemas, type CatalogRecord } from './catalog.js';
+import { fastActivity } from './fast.js';
 
 export * from './activity.js';
 export * from './catalog.js';
@@ -29,6 +30,10 @@ export function checkRecord(value: unknown): RecordCheck {
   ) {
     return { ok: false, reason: `type: must be one of ${ALL_TYPES}` };
   }
+  const fast = ACTIVITY.has(type)
+    ? fastActivity(value as Record<string, unknown>, type as ActivityType)
+    : undefined;
+  if (fast) return { ok: true, record: fast };
   const parsed = recordSchema.safeParse(value);
   if (parsed.success) return { ok: true, record: parsed.data };
   const issue = parsed.error.issues[0];
