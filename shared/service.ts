@@ -90,8 +90,11 @@ export async function startService(config: Config, log = createLogger(config.LOG
         minTimeout: 1_000,
         maxTimeout: 30_000,
         signal: stopRecovery.signal,
-        onFailedAttempt: ({ error, attemptNumber }) =>
-          log.error({ err: error, attempt: attemptNumber }, 'start-up recovery failed; retrying'),
+        onFailedAttempt: ({ error, attemptNumber }) => {
+          // Stopping aborts the retry loop, which reports the abort as a failed attempt: not an error.
+          if (!stopRecovery.signal.aborted)
+            log.error({ err: error, attempt: attemptNumber }, 'start-up recovery failed; retrying');
+        },
       }).catch(() => undefined) // only when stopped
     : Promise.resolve();
   const token = ingestToken(config);

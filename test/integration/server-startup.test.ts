@@ -150,6 +150,21 @@ describe('start-up waits for ClickHouse with backoff', () => {
   });
 });
 
+describe('stopping during the start-up recovery', () => {
+  it('logs no error: the aborted retry loop is not a failed recovery', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailstats-stop-'));
+    try {
+      const { log, lines } = capturingLog();
+      const svc = await startService(loadConfig({ DATA_DIR: dir, SEED_DEMO: 'false', LOG_LEVEL: 'info' }), log);
+      await svc.close(); // at once: the recovery is still queued or running
+      await svc.recovered;
+      expect(lines.filter((l) => (l as { level?: number }).level! >= 50)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("against Debian's clickhouse-server 18.16 (the only server installable here)", () => {
   const binary = '/usr/sbin/clickhouse-server';
   it('the server-mode path waits for it to come up, talks to it, and refuses it as too old', async () => {
