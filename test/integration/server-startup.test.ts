@@ -155,7 +155,10 @@ describe('stopping during the start-up recovery', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mailstats-stop-'));
     try {
       const { log, lines } = capturingLog();
-      const svc = await startService(loadConfig({ DATA_DIR: dir, SEED_DEMO: 'false', LOG_LEVEL: 'info' }), log);
+      const svc = await startService(
+        loadConfig({ DATA_DIR: dir, SEED_DEMO: 'false', LOG_LEVEL: 'info' }),
+        log,
+      );
       await svc.close(); // at once: the recovery is still queued or running
       await svc.recovered;
       expect(lines.filter((l) => (l as { level?: number }).level! >= 50)).toEqual([]);
