@@ -86,15 +86,14 @@ export const instant = z.union([z.number(), z.string()]).transform((v, ctx) => {
 
 const DECIMAL4 = /^\d{1,14}(\.\d{1,4})?$/;
 
-/**
- * Money: ≥ 0, at most 4 decimals, fits Decimal(18,4). Kept as a decimal string so it is never summed in
- * binary floating point. A JSON number is taken at its shortest round-trip form, which is exact only up
- * to 15 significant digits; beyond that the sender must use a string.
- */
 /** A JSON number whose decimal text would not be exact (beyond 15 significant digits). */
 export const TOO_PRECISE = Symbol('too precise');
 
-/** Money as its decimal text; undefined when it is not money. */
+/**
+ * Money: ≥ 0, at most 4 decimals, fits Decimal(18,4). Kept as a decimal string so it is never summed in
+ * binary floating point. A JSON number is taken at its shortest round-trip form, which is exact only up
+ * to 15 significant digits; beyond that the sender must use a string. Undefined when it is not money.
+ */
 export function moneyValue(v: number | string): string | typeof TOO_PRECISE | undefined {
   let s: string;
   if (typeof v === 'number') {
