@@ -71,9 +71,20 @@ export class IngestWorker {
       retry: { retries: 50, initialRetryTime: 200, maxRetryTime: 5_000, restartOnFailure: async () => true },
     });
     this.dlq = idempotentProducer(kafka);
-    this.consumer.on(this.consumer.events.CRASH, (e) =>
-      this.log.warn({ err: e.payload.error }, 'kafka consumer crashed; restarting'),
-    );
+    this.consumer.on(this.consumer.events.CRASH, (e) => {
+      if (e.payload.restart) {
+        this.log.warn({ err: e.payload.error }, 'kafka consumer crashed; kafkajs restarts it');
+        return;
+      }
+      // kafkajs restarts only after errors it deems retriable. Others (e.g. the group coordinator not
+      // found while a broker restarts during a join) leave the consumer disconnected for good: records
+      // would stop flowing with no one to notice. Faults only delay (contract §3.4): start it again.
+      this.log.error(
+        { err: e.payload.error },
+        'kafka consumer stopped on an error kafkajs does not retry; starting it again',
+      );
+      if (!this.stopped) void this.keepStarting();
+    });
     // Group membership for /readyz: in from a join until a crash, stop or disconnect.
     const { GROUP_JOIN, CRASH, STOP, DISCONNECT } = this.consumer.events;
     this.consumer.on(GROUP_JOIN, () => (this.member = true));
@@ -110,6 +121,8 @@ export class IngestWorker {
     for (let attempt = 1; !this.stopped; attempt++) {
       try {
         await this.start();
+        // Stopped while starting: leave nothing running (stop() may have found nothing to stop yet).
+        if (this.stopped) await this.consumer.disconnect();
         return;
       } catch (err) {
         if (this.stopped) return;
