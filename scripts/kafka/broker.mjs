@@ -60,14 +60,14 @@ export function freePort() {
   });
 }
 
-async function waitUntilServing(brokers, timeoutMs, logFile) {
+async function waitUntilServing(brokers, timeoutMs, logFile, alive = () => true) {
   const kafka = new kafkajs.Kafka({
     brokers: [brokers],
     logLevel: kafkajs.logLevel.NOTHING,
     retry: { retries: 0 },
   });
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  while (alive()) {
     const admin = kafka.admin();
     try {
       await admin.connect();
@@ -99,6 +99,18 @@ async function waitUntilServing(brokers, timeoutMs, logFile) {
  * again on the same ports and data (to test riding out a broker restart); `stop()` removes everything.
  */
 export async function startKafkaBroker({ version = DEFAULT_VERSION, timeoutMs = 90_000 } = {}) {
+  // A free port can be taken by another process between the probe and the JVM's bind (seen in CI:
+  // "Address already in use" for the controller listener): such a start is tried again on new ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(version, timeoutMs);
+    } catch (err) {
+      if (attempt >= 3 || !/Address already in use/.test(String(err?.message))) throw err;
+    }
+  }
+}
+
+async function startOnce(version, timeoutMs) {
   const libs = ensureKafkaJars({ version });
   const dir = mkdtempSync(join(tmpdir(), 'mailstats-kafka-'));
   const [port, controllerPort] = [await freePort(), await freePort()];
@@ -156,7 +168,17 @@ export async function startKafkaBroker({ version = DEFAULT_VERSION, timeoutMs = 
     const { openSync } = await import('node:fs');
     const out = openSync(logFile, 'a');
     proc = java(['kafka.Kafka', props], { stdio: ['ignore', out, out] });
-    await waitUntilServing(brokers, timeoutMs, logFile);
+    const exited = new Promise((_, reject) =>
+      proc.once('exit', (code) => {
+        const tail = existsSync(logFile)
+          ? readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n')
+          : '';
+        reject(new Error(`Kafka broker exited (code ${code}) before serving. Log tail:\n${tail}`));
+      }),
+    );
+    exited.catch(() => {}); // only raced below; an exit after serving is halt()'s business
+    const alive = () => proc.exitCode === null && proc.signalCode === null;
+    await Promise.race([waitUntilServing(brokers, timeoutMs, logFile, alive), exited]);
   };
   const halt = () =>
     new Promise((resolve) => {
