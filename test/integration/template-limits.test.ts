@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256, startTestService, type TestService } from '../support/service.js';
 
@@ -46,11 +46,16 @@ interface Probed {
   baseline: number[];
   /** Probe latencies (ms) while the heavy request was in flight. */
   during: number[];
+  /** This process's event loop over the heavy request's window only (baseline probes excluded). */
+  elu: { active: number; window: number };
 }
 
 /**
- * In a child process: `baseline` probes one after another, then the heavy request, then probes one after
- * another (each timed from when it was sent) until the heavy one answers.
+ * In a child process: `baseline` probes one after another; then, on this process's word, the heavy request
+ * and probes one after another (each timed from when it was sent) until the heavy one answers. The child
+ * waits for the word so that this process can measure its own event loop over exactly that window: the
+ * baseline probes' handling is not the heavy template's, and on a loaded machine it alone kept the loop
+ * "busy" (descheduled while active) for 290 ms of a 527 ms window (CI, Node 26).
  */
 function probeWhileHeavy(base: string, heavyBody: unknown, probePath: string): Promise<Probed> {
   const script = `
@@ -60,30 +65,48 @@ const once = async (url, init) => {
   try { const r = await fetch(url, init); const text = await r.text(); return { status: r.status, body: JSON.parse(text), ms: performance.now() - t }; }
   catch (e) { return { status: 0, body: { error: String(e.cause ?? e) }, ms: performance.now() - t }; }
 };
+const next = () => new Promise((r) => process.once('message', r));
 (async () => {
-  let heavyBody = '';
-  for await (const c of process.stdin) heavyBody += c;
+  const heavyBody = await next();
   const baseline = [];
   for (let i = 0; i < 20; i++) baseline.push((await once(probe)).ms);
+  const go = next();
+  process.send('ready');
+  await go;
   let heavy;
   const p = once(base + process.env.RENDER, { method: 'POST', headers: { 'content-type': 'application/json' }, body: heavyBody }).then((a) => (heavy = a));
   const during = [];
   await new Promise((r) => setTimeout(r, 20));
   while (!heavy) { during.push((await once(probe)).ms); await new Promise((r) => setTimeout(r, 10)); }
   await p;
-  process.stdout.write(JSON.stringify({ heavy, baseline, during }));
+  process.send({ heavy, baseline, during });
+  process.disconnect();
 })().catch((e) => { console.error(e); process.exit(1); });`;
   return new Promise((ok, fail) => {
     const child = spawn(process.execPath, ['-e', script], {
       env: { ...process.env, BASE: base, PROBE: probePath, RENDER },
-      stdio: ['pipe', 'pipe', 'inherit'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    child.stdin.end(JSON.stringify(heavyBody));
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    let elu0: EventLoopUtilization | undefined;
+    let t0 = 0;
+    let result: Probed | undefined;
+    child.on('message', (m: 'ready' | Omit<Probed, 'elu'>) => {
+      if (m === 'ready') {
+        elu0 = performance.eventLoopUtilization();
+        t0 = performance.now();
+        child.send('go');
+        return;
+      }
+      const window = performance.now() - t0;
+      const elu = performance.eventLoopUtilization(elu0);
+      result = { ...m, elu: { active: elu.active, window } };
+    });
+    child.send(JSON.stringify(heavyBody));
     child.on('error', fail);
     child.on('exit', (code) =>
-      code === 0 ? ok(JSON.parse(out) as Probed) : fail(new Error(`prober exited ${code}`)),
+      code === 0 && result
+        ? ok(result)
+        : fail(new Error(`prober exited ${code}${result ? '' : ' without a result'}`)),
     );
   });
 }
@@ -148,18 +171,11 @@ describe('render limits (contract §2.5): a heavy template does not block the se
     '%s: 17007 in bounded time; /health and stats answer meanwhile',
     async (_, id, params, reason) => {
       for (const probe of ['/health', STATS]) {
-        const elu0 = performance.eventLoopUtilization();
-        const delay = monitorEventLoopDelay({ resolution: 10 });
-        delay.enable();
-        const t0 = performance.now();
-        const { heavy, baseline, during } = await probeWhileHeavy(
+        const { heavy, baseline, during, elu } = await probeWhileHeavy(
           svc.url!,
           { list_id: LIST, template_id: id, params },
           probe,
         );
-        const elu = performance.eventLoopUtilization(elu0);
-        delay.disable();
-        const wall = performance.now() - t0;
         expect(heavy.status).toBe(422);
         expect(heavy.body).toMatchObject({ err: true, code: 17007 });
         expect(heavy.body.message).toMatch(/^The template could not be rendered: /);
@@ -168,17 +184,16 @@ describe('render limits (contract §2.5): a heavy template does not block the se
         expect(heavy.ms).toBeLessThan(30_000);
         const report = {
           probe,
-          loopDelayMaxMs: Math.round(delay.max / 1e6),
+          loop: { activeMs: Math.round(elu.active), windowMs: Math.round(elu.window) },
           baseline: baseline.map(Math.round),
           during: during.map(Math.round),
         };
-        // The event loop itself, independent of the machine's load: the process that serves HTTP was mostly
-        // idle while the heavy template was handled (a render on the loop keeps it near 1 for seconds)...
-        expect(elu.utilization, JSON.stringify({ wall, ...report })).toBeLessThan(0.5);
-        // The loop's longest stall (loopDelayMaxMs) is reported, not asserted against 250 ms: on this shared
-        // 2-core machine (load 20-40) it reached 270-420 ms even while the template was refused by the cheap
-        // checks, i.e. with no render work in the process at all. That is the machine, not the event loop;
-        // the utilization above and the latencies below compare against this run's own baseline instead.
+        // The event loop itself, independent of the machine's load: while the heavy request was in flight, the
+        // process that serves HTTP was busy for at most half of that time, plus the probe bound for what a
+        // short window legitimately holds (reading the request, the cheap checks, the answer; time the
+        // process was descheduled while active). A render on the loop keeps it busy for all of a window of
+        // seconds (the 1 s limit, or 15-44 s before the limits), far over that.
+        expect(elu.active, JSON.stringify(report)).toBeLessThan(elu.window / 2 + PROBE_BOUND_MS);
         if (during.length === 0) {
           // Refused before the first probe was sent: nothing could have waited on it longer than it took.
           expect(heavy.ms, JSON.stringify(report)).toBeLessThan(PROBE_BOUND_MS + Math.max(...baseline));
