@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { freePort, startKafkaBroker } from '../scripts/kafka/broker.mjs';
-import { eventRow, toDateTime64 } from '../shared/clickhouse/event-store.js';
+import { eventRow } from '../shared/clickhouse/event-store.js';
 import { EVENT_COLUMNS } from '../shared/clickhouse/schema.js';
-import { localDate } from '../shared/dates.js';
+import { localDate, toDateTime64 } from '../shared/dates.js';
 import {
   type ConsumeRate,
   kafkaEngine,

@@ -6,7 +6,10 @@ const BUCKET_MS = 15 * 60_000;
 const MAX_CACHED = 200_000;
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
-const offsets = new Map<string, number>();
+/** Per zone: 15-minute bucket → offset. A map per zone, so a look-up builds no key string. */
+const offsets = new Map<string, Map<number, number>>();
+/** Day number → `YYYY-MM-DD`. Formatting through Date cost ~3 µs per record on the ingest path. */
+const dayStrings = new Map<number, string>();
 
 function formatter(tz: string): Intl.DateTimeFormat {
   let f = formatters.get(tz);
@@ -28,15 +31,16 @@ function formatter(tz: string): Intl.DateTimeFormat {
 /** Offset of `tz` from UTC at instant `ms`, in ms (e.g. +7,200,000 for Bucharest in winter). */
 export function zoneOffsetMs(ms: number, tz: string): number {
   const bucket = Math.floor(ms / BUCKET_MS) * BUCKET_MS;
-  const key = `${tz}|${bucket}`;
-  let off = offsets.get(key);
+  let zone = offsets.get(tz);
+  if (!zone) offsets.set(tz, (zone = new Map()));
+  let off = zone.get(bucket);
   if (off === undefined) {
     const p: Record<string, number> = {};
     for (const part of formatter(tz).formatToParts(bucket)) p[part.type] = Number(part.value);
     const wall = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!);
     off = wall - bucket;
-    if (offsets.size >= MAX_CACHED) offsets.clear();
-    offsets.set(key, off);
+    if (zone.size >= MAX_CACHED) zone.clear();
+    zone.set(bucket, off);
   }
   return off;
 }
@@ -51,7 +55,32 @@ export function toDayNumber(date: string): number {
 }
 
 export function fromDayNumber(n: number): string {
-  return new Date(n * DAY_MS).toISOString().slice(0, 10);
+  let s = dayStrings.get(n);
+  if (s === undefined) {
+    s = new Date(n * DAY_MS).toISOString().slice(0, 10);
+    if (dayStrings.size >= MAX_CACHED) dayStrings.clear();
+    dayStrings.set(n, s);
+  }
+  return s;
+}
+
+const pad2 = (n: number) => (n < 10 ? '0' : '') + n;
+const pad3 = (n: number) => (n < 10 ? '00' : n < 100 ? '0' : '') + n;
+
+/**
+ * Instant `ms` as a UTC `YYYY-MM-DD hh:mm:ss.sss` (ClickHouse DateTime64(3) text), the same as
+ * `new Date(ms).toISOString()` reshaped, in a fifth of the time: the date from the cached day string,
+ * the time of day by arithmetic.
+ */
+export function toDateTime64(ms: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  let rest = ms - day * DAY_MS;
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const m = Math.floor(rest / 60_000);
+  rest -= m * 60_000;
+  const s = Math.floor(rest / 1000);
+  return `${fromDayNumber(day)} ${pad2(h)}:${pad2(m)}:${pad2(s)}.${pad3(rest - s * 1000)}`;
 }
 
 export const addDays = (date: string, n: number): string => fromDayNumber(toDayNumber(date) + n);

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { toDateTime64 } from '../dates.js';
 import type { ActivityRecord } from '../records/index.js';
 import type { Db } from './client.js';
 import { EVENT_COLUMNS, REDATE_SETS, STATS_NAMES, STATS_SELECT } from './schema.js';
@@ -22,7 +23,6 @@ export interface Dating {
   age: number;
 }
 
-export const toDateTime64 = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
 
 /** A record as a row of `events`, in EVENT_COLUMNS order. */
 export function eventRow({ record: r, day, gen = 0 }: DatedActivity, ingestedAt: string): unknown[] {
