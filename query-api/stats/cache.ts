@@ -33,13 +33,12 @@ export function statsCacheOptions(
 }
 
 /**
- * The answers of automation.stats as the bytes sent (a hit is neither shaped nor serialised again: for
- * 365 days that was ~5 ms of the event loop, BENCHMARKS.md), keyed by (list, workflow set, trigger,
- * resolved period, currency) and tagged with the list's version when the read started. The ingest pipeline bumps a list's version
- * after every write that can change what a reader sees (activity batches, re-datings); a cached
- * result is served only while its version is still the list's. A result whose read began before a
- * bump is never stored under the newer version, so a write that has completed (e.g. a POST /ingest
- * that has answered) is always seen by the next read. Exact only where every write runs in this
+ * The answers of automation.stats as the bytes sent (a hit is neither shaped nor serialised again),
+ * keyed by (list, workflow set, trigger, resolved period, currency) and tagged with the list's version
+ * when the read started. The ingest pipeline bumps a list's version after every write that can change
+ * what a reader sees (activity batches, re-datings); a cached result is served only while its version
+ * is still the list's. A result whose read began before a bump is never stored under the newer version,
+ * so a write that has completed (e.g. a POST /ingest that has answered) is always seen by the next read. Exact only where every write runs in this
  * process (the embedded mode); see README, Configuration (STATS_CACHE_MS).
  */
 export class StatsCache {
