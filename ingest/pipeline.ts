@@ -23,6 +23,13 @@ export interface IngestResult {
  */
 export class Pipeline {
   private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * Embedded (one process owns the data, all its writes queued here): each list's dating generation and
+   * zone as `ensureDated` last found them done, so that a write needs no look-up. Nothing else changes
+   * them there; an entry goes when the list's `list` record is written or a re-dating starts, and all
+   * go at recovery and after a failed write.
+   */
+  private readonly dated = new Map<number, { gen: number; timeZone: string }>();
 
   constructor(
     private readonly catalog: Catalog,
@@ -46,7 +53,12 @@ export class Pipeline {
    */
   write(records: MailstatsRecord[], token?: string): Promise<void> {
     const run = this.queue.then(() =>
-      timeBatchWrite(() => this.writeNow(records, token)).finally(() =>
+      timeBatchWrite(() =>
+        this.writeNow(records, token).catch((err: unknown) => {
+          this.dated.clear();
+          throw err;
+        }),
+      ).finally(() =>
         // Activity batches and re-datings (a `list` record) change only their own lists; also after a failure.
         this.changed([...new Set(records.flatMap((r) => ('list_id' in r ? [r.list_id] : [])))]),
       ),
@@ -64,6 +76,7 @@ export class Pipeline {
   recover(): Promise<void> {
     const run = this.queue
       .then(async () => {
+        this.dated.clear();
         await this.events.applyLedgerRetention();
         const [zones, dating] = await Promise.all([this.catalog.storedTimezones(), this.events.dating()]);
         const lists = new Set<number>();
@@ -103,6 +116,8 @@ export class Pipeline {
    * (after a crash or error) at the next start or before the list's next write.
    */
   private async writeCatalog(records: CatalogRecord[]): Promise<void> {
+    const lists = [...new Set(records.flatMap((r) => (r.type === 'list' ? [r.list_id] : [])))];
+    for (const id of lists) this.dated.delete(id);
     await this.catalog.write(records);
     // Stored as they come (the catalog mirrors the platform, contract §3.2); the operator is told.
     for (const r of records) {
@@ -116,7 +131,6 @@ export class Pipeline {
         );
       }
     }
-    const lists = [...new Set(records.flatMap((r) => (r.type === 'list' ? [r.list_id] : [])))];
     for (const id of lists) await this.ensureDated(id);
   }
 
@@ -133,6 +147,8 @@ export class Pipeline {
     opts: { force?: boolean; takeOver?: boolean } = {},
   ): Promise<{ gen: number; timeZone: string }> {
     let force = opts.force === true;
+    const known = force || opts.takeOver ? undefined : this.dated.get(listId);
+    if (known) return known;
     for (;;) {
       const [zones, dating] = await Promise.all([
         this.catalog.storedTimezones([listId]),
@@ -141,13 +157,17 @@ export class Pipeline {
       const timeZone = zones.get(listId)!;
       const d = dating.get(listId);
       if (d && d.timezone === timeZone && !force) {
-        if (d.done) return { gen: d.gen, timeZone };
+        if (d.done) {
+          if (this.events.soleWriter) this.dated.set(listId, { gen: d.gen, timeZone });
+          return { gen: d.gen, timeZone };
+        }
         const abandoned =
           opts.takeOver || this.events.soleWriter || d.owner === this.events.instance || d.age > TAKE_OVER_S;
         // Another process is completing it: write into that generation; it becomes visible with it.
         if (!abandoned) return { gen: d.gen, timeZone };
       }
       force = false;
+      this.dated.delete(listId);
       const gen = (d?.gen ?? 0) + 1;
       if (!(await this.events.claim(listId, gen, timeZone))) continue;
       if (d) this.log.info({ list_id: listId, gen, from: d.timezone, to: timeZone }, 're-dating a list');

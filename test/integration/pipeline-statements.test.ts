@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkRecord, type MailstatsRecord } from '../../shared/records/index.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+/**
+ * The engine runs one statement at a time, so each statement of a write is paid by every batch
+ * (BENCHMARKS.md, Kafka). Embedded, a write of a list already dated costs exactly these five: no dating
+ * look-up (kept in memory, the process being the only writer) and no read-back of stored generations
+ * (no claim can fall between dating and insert there). Correctness of both is list-redating.test.ts's.
+ */
+const send = (list: number, id: string, timestamp = '2026-11-10T10:00:00Z'): MailstatsRecord => {
+  const check = checkRecord({
+    type: 'send',
+    event_id: id,
+    list_id: list,
+    workflow_id: 1,
+    subscriber_id: 1,
+    timestamp,
+  });
+  if (!check.ok) throw new Error(check.reason);
+  return check.record;
+};
+const LIST = 7;
+
+describe('statements of an embedded write', () => {
+  let svc: TestService;
+  const statements: string[] = [];
+  beforeAll(async () => {
+    svc = await startTestService();
+    svc.db.faultInjector = async (what) => void statements.push(what.replace(/\s+/g, ' ').trim());
+  });
+  afterAll(() => svc?.stop());
+
+  /** The write's statements, by kind (the catalog's change poll runs beside writes on its own timer). */
+  const kinds = () =>
+    statements
+      .filter((s) => !s.startsWith('SELECT max(arrival) AS g FROM catalog'))
+      .map((s) =>
+        s.startsWith('INSERT INTO ingest_batches')
+          ? 'ids'
+          : s.startsWith('SELECT event_id FROM event_ids')
+            ? 'dedup look-up'
+            : s.startsWith('INSERT INTO events')
+              ? 'events'
+              : s.startsWith('INSERT INTO event_ids')
+                ? 'ledger'
+                : s.startsWith('INSERT INTO daily_scopes')
+                  ? 'recompute'
+                  : s,
+      );
+
+  it('a second batch of a dated list: ids, dedup look-up, events, ledger, recompute — nothing else', async () => {
+    await svc.pipeline.write([
+      { type: 'list', list_id: LIST, name: 'l', timezone: 'America/New_York' } as MailstatsRecord,
+    ]);
+    await svc.pipeline.write([send(LIST, 'a1')], 'first');
+    statements.length = 0;
+    await svc.pipeline.write([send(LIST, 'a2'), send(LIST, 'a3')], 'second');
+    expect(kinds()).toEqual(['ids', 'dedup look-up', 'events', 'ledger', 'recompute']);
+  });
+
+  it('a list record re-dates at once; the next write is dated in the new zone, still without a look-up', async () => {
+    statements.length = 0;
+    await svc.pipeline.write([
+      { type: 'list', list_id: LIST, name: 'l', timezone: 'Asia/Tokyo' } as MailstatsRecord,
+    ]);
+    expect(statements.some((s) => s.startsWith('INSERT INTO list_dating'))).toBe(true);
+    statements.length = 0;
+    // 20:00 UTC: the 10th in New York, already the 11th in Tokyo.
+    await svc.pipeline.write([send(LIST, 'a4', '2026-11-10T20:00:00Z')], 'third');
+    expect(kinds()).toEqual(['ids', 'dedup look-up', 'events', 'ledger', 'recompute']);
+    const rows = await svc.db.query<{ day: string }>(
+      "SELECT toString(day) AS day FROM events WHERE event_id = 'a4'",
+    );
+    expect(rows).toEqual([{ day: '2026-11-11' }]);
+  });
+});
