@@ -23,7 +23,6 @@ export interface Dating {
   age: number;
 }
 
-
 /** A record as a row of `events`, in EVENT_COLUMNS order. */
 export function eventRow({ record: r, day, gen = 0 }: DatedActivity, ingestedAt: string): unknown[] {
   const purchase = r.type === 'purchase' ? r : undefined;
