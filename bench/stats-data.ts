@@ -5,7 +5,8 @@ import { fromDayNumber, toDayNumber } from '../shared/dates.js';
 /** The benchmark tenant: one list, 50 workflows, 3 triggers shared by all workflows, ~200k subscribers. */
 export const BENCH = { listId: 1, workflows: 50, triggers: 3, subscribers: 200_000, days: 365 } as const;
 
-function rng(seed: number) {
+/** A seeded pseudo-random generator in [0, 1): reproducible bench data. */
+export function rng(seed: number) {
   return () => {
     seed = (seed * 1664525 + 1013904223) >>> 0;
     return seed / 2 ** 32;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addDays } from '../shared/dates.js';
 import type { StatsCache } from '../query-api/stats/cache.js';
-import { BENCH } from './stats-data.js';
+import { BENCH, rng } from './stats-data.js';
 import { table } from './support.js';
 
 /** Targets of issue 12 for a sustained, realistic mix. */
@@ -14,13 +14,6 @@ const TARGET_P99_MS = 50;
 const CONNECTIONS = 32;
 const SECONDS = 10;
 const REPEAT_SHARE = 0.8;
-
-function rng(seed: number) {
-  return () => {
-    seed = (seed * 1664525 + 1013904223) >>> 0;
-    return seed / 2 ** 32;
-  };
-}
 
 /**
  * The dashboard-like set that 80% of the requests repeat: the presets a dashboard asks for on open

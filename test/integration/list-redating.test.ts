@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedStats, type RawActivity } from '../support/expected-stats.js';
 import { Restartable } from '../support/restartable.js';
 import { sha256 } from '../support/service.js';
+import { rng } from '../support/rng.js';
 
 /**
  * Contract §3.4: a record is counted once, on its right date, whatever happens between a `list`
@@ -16,13 +17,6 @@ const ZONE = 'America/New_York';
 const FROM = '2026-11-08';
 const TO = '2026-11-16';
 const PERIOD = `&start_date=${FROM}&stop_date=${TO}`;
-
-function rng(seed: number) {
-  return () => {
-    seed = (seed * 1664525 + 1013904223) >>> 0;
-    return seed / 2 ** 32;
-  };
-}
 
 /** `n` records of list LIST; instants between 20:00 and 08:00 UTC, where the two zones' dates differ. */
 function activity(

@@ -21,6 +21,13 @@ const send = (list: number, id: string, timestamp = '2026-11-10T10:00:00Z'): Mai
   return check.record;
 };
 const LIST = 7;
+const KINDS: [prefix: string, kind: string][] = [
+  ['INSERT INTO ingest_batches', 'ids'],
+  ['SELECT event_id FROM event_ids', 'dedup look-up'],
+  ['INSERT INTO events', 'events'],
+  ['INSERT INTO event_ids', 'ledger'],
+  ['INSERT INTO daily_scopes', 'recompute'],
+];
 
 describe('statements of an embedded write', () => {
   let svc: TestService;
@@ -35,19 +42,7 @@ describe('statements of an embedded write', () => {
   const kinds = () =>
     statements
       .filter((s) => !s.startsWith('SELECT max(arrival) AS g FROM catalog'))
-      .map((s) =>
-        s.startsWith('INSERT INTO ingest_batches')
-          ? 'ids'
-          : s.startsWith('SELECT event_id FROM event_ids')
-            ? 'dedup look-up'
-            : s.startsWith('INSERT INTO events')
-              ? 'events'
-              : s.startsWith('INSERT INTO event_ids')
-                ? 'ledger'
-                : s.startsWith('INSERT INTO daily_scopes')
-                  ? 'recompute'
-                  : s,
-      );
+      .map((s) => KINDS.find(([prefix]) => s.startsWith(prefix))?.[1] ?? s);
 
   it('a second batch of a dated list: ids, dedup look-up, events, ledger, recompute — nothing else', async () => {
     await svc.pipeline.write([

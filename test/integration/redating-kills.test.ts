@@ -8,6 +8,7 @@ import { freePort } from '../../scripts/kafka/broker.mjs';
 import { expectedStats, type RawActivity } from '../support/expected-stats.js';
 import { kafkaEnv, produce, testKafka } from '../support/kafka.js';
 import { sha256 } from '../support/service.js';
+import { rng } from '../support/rng.js';
 
 /**
  * Contract §3.4 under many kills: a worker process SIGKILLed ≥ 10 times at random points — after a
@@ -34,13 +35,6 @@ const finalZone = (list: number) => LISTS[list]!.at(-1)?.timezone ?? 'Europe/Buc
 const FROM = '2026-11-01';
 const REDATING_STARTS = /"msg":"(re-dating a list|list time zone changed: rebuilding its aggregates)"/;
 const TO = '2026-11-20';
-
-function rng(seed: number) {
-  return () => {
-    seed = (seed * 1664525 + 1013904223) >>> 0;
-    return seed / 2 ** 32;
-  };
-}
 
 function stream(n: number, seed: number) {
   const rnd = rng(seed);

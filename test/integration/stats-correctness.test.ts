@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedStats, type RawActivity } from '../support/expected-stats.js';
 import { startTestService, tenant, type TestService } from '../support/service.js';
+import { rng } from '../support/rng.js';
 
 /**
  * A generated dataset around the autumn DST changes of two zones (Bucharest: 2026-10-25, New York:
@@ -29,13 +30,6 @@ const TYPES = [
 ];
 /** Values whose float sums go wrong (0.1 + 0.2) and 4-decimal values that round at the half. */
 const MONEY = ['0.1', '0.2', 0.3, '1.0005', '2.675', 0.0049, '19.9999', '1234.5', 1000000.01, '0.0001', '7'];
-
-function rng(seed: number) {
-  return () => {
-    seed = (seed * 1664525 + 1013904223) >>> 0;
-    return seed / 2 ** 32;
-  };
-}
 
 /** One instant, in one of the accepted encodings (RFC 3339 in UTC or with an offset, epoch ms). */
 function encode(ms: number, pick: number): string | number {

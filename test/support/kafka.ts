@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type Message } from 'kafkajs';
 import type { RawActivity } from './expected-stats.js';
+import { rng } from './rng.js';
 
 /** Topic and group names of their own, so test files never see each other's records. */
 export function kafkaEnv(brokers: string) {
@@ -45,13 +46,6 @@ export async function produce(
 
 const keyOf = (v: unknown) =>
   typeof v === 'object' && v !== null && 'list_id' in v ? String((v as { list_id: unknown }).list_id) : 'x';
-
-function rng(seed: number) {
-  return () => {
-    seed = (seed * 1664525 + 1013904223) >>> 0;
-    return seed / 2 ** 32;
-  };
-}
 
 /** `n` activity records over the 10 days before `end`, for lists 10 and 11, with their model twins. */
 export function activityStream(n: number, seed: number, end = Date.parse('2026-11-15T00:00:00Z')) {

@@ -1,18 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { fromDayNumber, localDate, toDateTime64, toDayNumber, zoneOffsetMs } from '../../shared/dates.js';
+import { rng } from '../support/rng.js';
 
 /** The plain Date formatting the fast paths replace: they must give the very same text. */
 const reference = {
   dateTime64: (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 23),
   day: (n: number) => new Date(n * 86_400_000).toISOString().slice(0, 10),
 };
-
-function rng(seed: number) {
-  return () => {
-    seed = (seed * 1664525 + 1013904223) >>> 0;
-    return seed / 2 ** 32;
-  };
-}
 
 /** Instants from 1900 to 2299 (DateTime64(3)'s range), at ms precision, plus the edges of days. */
 function instants(n: number): number[] {

@@ -48,11 +48,19 @@ const worker = (kafka: Kafka) =>
     pino({ level: 'silent' }),
   );
 
+/** A worker started on a fake kafkajs. */
+async function started() {
+  const { kafka, calls, crash } = fakeKafka();
+  const w = worker(kafka);
+  await w.start();
+  return { w, calls, crash };
+}
+/** Time for a restart the worker would (wrongly) begin to show in the calls. */
+const settle = () => new Promise((r) => setTimeout(r, 50));
+
 describe('IngestWorker after a kafkajs crash', () => {
   it('starts the consumer again when kafkajs will not (a crash it deems not retriable)', async () => {
-    const { kafka, calls, crash } = fakeKafka();
-    const w = worker(kafka);
-    await w.start();
+    const { w, calls, crash } = await started();
     expect(calls.run).toBe(1);
     crash(false);
     await vi.waitFor(() => expect(calls.run).toBe(2));
@@ -61,22 +69,18 @@ describe('IngestWorker after a kafkajs crash', () => {
   });
 
   it('leaves the restart to kafkajs when it restarts the consumer itself', async () => {
-    const { kafka, calls, crash } = fakeKafka();
-    const w = worker(kafka);
-    await w.start();
+    const { w, calls, crash } = await started();
     crash(true);
-    await new Promise((r) => setTimeout(r, 50));
+    await settle();
     expect(calls.run).toBe(1);
     await w.stop();
   });
 
   it('does not start again once stopped', async () => {
-    const { kafka, calls, crash } = fakeKafka();
-    const w = worker(kafka);
-    await w.start();
+    const { w, calls, crash } = await started();
     await w.stop();
     crash(false);
-    await new Promise((r) => setTimeout(r, 50));
+    await settle();
     expect(calls.run).toBe(1);
   });
 });
