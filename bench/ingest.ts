@@ -9,6 +9,8 @@ import { benchService, table } from './support.js';
  * hold 75k records (~9.4 MB): the largest round number that fits.
  */
 const BODY_RECORDS = 75_000;
+/** Issue 12: POST /ingest records/s. */
+const TARGET = 50_000;
 
 /** Wire form of the benchmark records: NDJSON bodies as producers would send them. */
 function bodies(count: number, prefix: string): string[] {
@@ -39,13 +41,23 @@ export async function ingestBench(count = 5): Promise<string> {
       throw new Error(`ingest answered ${res.status}: ${JSON.stringify(answer)}`);
   }
   const http = (count * BODY_RECORDS) / ((Date.now() - t) / 1000);
-  rows.push(['POST /ingest (HTTP → parse → validate → store)', Math.round(http).toLocaleString('en-US')]);
+  rows.push([
+    'POST /ingest (HTTP → parse → validate → store)',
+    Math.round(http).toLocaleString('en-US'),
+    `≥ ${TARGET.toLocaleString('en-US')}`,
+    http >= TARGET ? 'met' : '**missed**',
+  ]);
 
   const parseWire = bodies(count, 'parse-'); // made before the clock starts: only parsing is timed
   t = Date.now();
   for (const body of parseWire) for (const line of body.split('\n')) checkRecord(JSON.parse(line));
   const parse = (count * BODY_RECORDS) / ((Date.now() - t) / 1000);
-  rows.push(['JSON.parse + schema validation alone', Math.round(parse).toLocaleString('en-US')]);
+  rows.push([
+    'JSON.parse + schema validation alone',
+    Math.round(parse).toLocaleString('en-US'),
+    '',
+    '(part)',
+  ]);
 
   const store = new EventStore(svc.db, 7);
   const today = localDate(Date.now(), 'Europe/Bucharest');
@@ -56,14 +68,14 @@ export async function ingestBench(count = 5): Promise<string> {
   rows.push([
     'store write alone (dedup + events + views + day recompute)',
     Math.round(write).toLocaleString('en-US'),
+    '',
+    '(ceiling: the part that bounds the route)',
   ]);
   await svc.close();
 
   return [
     `Ingest throughput, ${count} NDJSON bodies of ${BODY_RECORDS.toLocaleString('en-US')} records (${mib} MiB) each, sequential, embedded ClickHouse. Records/s. (100k records of this shape exceed the 10 MiB body limit.)`,
     '',
-    table(['path', 'records/s'], rows),
-    '',
-    'Target: POST /ingest ≥ 50,000 records/s.',
+    table(['path', 'records/s', 'target', 'verdict'], rows),
   ].join('\n');
 }
