@@ -125,89 +125,13 @@ export async function kafkaBench(
   console.error(`kafka bench: Kafka engine ${engine.mode} ${fmtRate(engine.rate ?? 0)}/s ${engine.note}`);
   await svc.close();
 
-  // End to end: the worker as its own process (ROLE=all for its API), catching up on the whole topic.
-  const port = await freePort();
-  const spawnedAt = Date.now();
-  // BENCH_CPU_PROF_DIR: profile the worker (written when it exits on SIGTERM) to see where its time goes.
-  const prof = process.env.BENCH_CPU_PROF_DIR;
-  const child = spawn(
-    process.execPath,
-    [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), '--import', 'tsx', 'main.ts'],
-    {
-      env: {
-        ...process.env,
-        DATA_DIR: mkdtempSync(join(tmpdir(), 'mailstats-kbench-')),
-        PORT: String(port),
-        SEED_DEMO: 'false',
-        LOG_LEVEL: 'warn',
-        KAFKA_BROKERS: brokers,
-        KAFKA_EVENTS_TOPIC: topics.events,
-        KAFKA_CATALOG_TOPIC: topics.catalog,
-        KAFKA_DLQ_TOPIC: topics.dlq,
-        KAFKA_GROUP_ID: `w-${id}`,
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    },
-  );
-  const rss: number[] = [];
-  const sampler = setInterval(() => {
-    try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-      if (m) rss.push(Number(m[1]) / 1024);
-    } catch {
-      /* not started yet or gone */
-    }
-  }, 500);
-  // The service's own memory (V8 heap + external buffers) beside the RSS, from its /metrics: what is
-  // left of the RSS is the embedded engine (its caches, mapped code) and Node's native runtime.
-  const jsMemory: number[] = [];
-  const metricsSampler = setInterval(() => {
-    fetch(`http://127.0.0.1:${port}/metrics`)
-      .then((res) => res.text())
-      .then((text) => {
-        const value = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1]);
-        const js = value('nodejs_heap_size_total_bytes') + value('nodejs_external_memory_bytes');
-        if (Number.isFinite(js)) jsMemory.push(js / 2 ** 20);
-      })
-      .catch(() => {
-        /* not up yet */
-      });
-  }, 2000);
-  const from = new Date(Date.parse(today) - (BENCH.days - 1) * 86_400_000).toISOString().slice(0, 10);
-  const url = `http://127.0.0.1:${port}/api/1.2/rest/1/k/automation.stats.json?list_id=${BENCH.listId}&start_date=${from}&stop_date=${today}`;
-  // The worker consumes before its API knows the bench's user (a catalog record), so the clock starts
-  // at the spawn (startup and group join included) and, for the streaming rate alone, at the first
-  // poll that counts any record.
-  let first = { at: 0, counted: 0 };
-  let counted = 0;
-  while (counted < total) {
-    await new Promise((r) => setTimeout(r, 250));
-    try {
-      const res = await fetch(url);
-      if (res.status !== 200) continue;
-      const days = (await res.json()) as {
-        sends_total: number;
-        opens_total: number;
-        clicks_total: number;
-        purchase_count: number;
-      }[];
-      counted = days.reduce(
-        (a, d) => a + d.sends_total + d.opens_total + d.clicks_total + d.purchase_count,
-        0,
-      );
-      if (!first.at && counted > 0) first = { at: Date.now(), counted };
-    } catch {
-      /* the API is not up yet */
-    }
-  }
-  const doneAt = Date.now();
-  const e2eFromSpawn = total / ((doneAt - spawnedAt) / 1000);
-  // If everything was counted at the first poll, the streaming rate is unknown: the spawn figure stands.
-  const e2e = first.counted < total ? (total - first.counted) / ((doneAt - first.at) / 1000) : e2eFromSpawn;
-  clearInterval(sampler);
-  clearInterval(metricsSampler);
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
+  // End to end: the worker as its own process, as it runs by default; then with its V8 heap capped
+  // (what the memory target costs in throughput), each in a fresh group and data directory.
+  const run = (heapMb?: number) =>
+    endToEnd({ brokers, topics, total, today, group: `w-${id}${heapMb ? `-h${heapMb}` : ''}`, heapMb });
+  const uncapped = await run();
+  const capped = e2eOnly ? undefined : await run(HEAP_CAP_MB);
+  const { e2e, e2eFromSpawn, rss, jsMemory } = uncapped;
   await broker?.stop();
 
   const steadyOf = (xs: number[]) => {
@@ -295,10 +219,30 @@ export async function kafkaBench(
           '',
           '(reported)',
         ],
+        ...(capped
+          ? [
+              [
+                `end to end, the worker's V8 heap capped at ${HEAP_CAP_MB} MB (--max-old-space-size)`,
+                `${fmtRate(capped.e2e)} (${Math.round((capped.e2e / e2e) * 100)}% of uncapped)`,
+                fmtRate(capped.e2eFromSpawn),
+                '',
+                '(reported)',
+              ],
+              [
+                `worker's own memory steady, heap capped at ${HEAP_CAP_MB} MB (RSS ${Math.round(steadyOf(capped.rss))} MB)`,
+                `${Math.round(steadyOf(capped.jsMemory))} MB`,
+                '',
+                '≤ 400 MB',
+                verdict(steadyOf(capped.jsMemory) <= 400),
+              ],
+            ]
+          : []),
       ],
     ),
     '',
     engine.note ? `Kafka engine: ${engine.note}.` : '',
+    `Memory: the worker's own memory is its V8 heap plus external buffers, read from its /metrics (the rest of its RSS is the embedded engine and Node's native runtime, which one process cannot separate further). Uncapped, V8 lets the heap grow well past what is live before a full collection; the capped run shows what the ${HEAP_CAP_MB} MB target costs. Set the cap (NODE_OPTIONS=--max-old-space-size=${HEAP_CAP_MB}) only on a process that does not also take large POST /ingest bodies concurrently: running out of heap ends the process.`,
+    '',
     'What the Kafka engine peer does not give: no exactly-once (offsets are committed after the block is written, a crash between the two re-inserts the block), no per-record reason or dead letter (a record that does not parse fails the block, or is skipped silently with kafka_skip_broken_messages), no dedup window, no day recompute or dating rules (its day here is the UTC date).',
     '',
     '### Kafka client peer: kafkajs against @platformatic/kafka',
@@ -348,4 +292,107 @@ export async function kafkaBench(
   ]
     .filter((line, i, all) => line !== '' || all[i - 1] !== '')
     .join('\n');
+}
+
+/** Heap cap of the second end-to-end run: what the 400 MB target for the worker's own memory costs. */
+const HEAP_CAP_MB = 384;
+
+/**
+ * One end-to-end run: the worker as its own process (ROLE=all for its API), catching up on the whole
+ * topic in group `group`; its RSS (from /proc) and its V8 heap + external buffers (from its /metrics)
+ * sampled throughout. `heapMb` caps its V8 old space (--max-old-space-size).
+ */
+async function endToEnd(o: {
+  brokers: string;
+  topics: { events: string; catalog: string; dlq: string };
+  total: number;
+  today: string;
+  group: string;
+  heapMb?: number;
+}): Promise<{ e2e: number; e2eFromSpawn: number; rss: number[]; jsMemory: number[] }> {
+  const port = await freePort();
+  const spawnedAt = Date.now();
+  // BENCH_CPU_PROF_DIR: profile the worker (written when it exits on SIGTERM) to see where its time goes.
+  const prof = process.env.BENCH_CPU_PROF_DIR;
+  const heap = o.heapMb ? [`--max-old-space-size=${o.heapMb}`] : [];
+  const child = spawn(
+    process.execPath,
+    [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), ...heap, '--import', 'tsx', 'main.ts'],
+    {
+      env: {
+        ...process.env,
+        DATA_DIR: mkdtempSync(join(tmpdir(), 'mailstats-kbench-')),
+        PORT: String(port),
+        SEED_DEMO: 'false',
+        LOG_LEVEL: 'warn',
+        KAFKA_BROKERS: o.brokers,
+        KAFKA_EVENTS_TOPIC: o.topics.events,
+        KAFKA_CATALOG_TOPIC: o.topics.catalog,
+        KAFKA_DLQ_TOPIC: o.topics.dlq,
+        KAFKA_GROUP_ID: o.group,
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  const rss: number[] = [];
+  const sampler = setInterval(() => {
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      if (m) rss.push(Number(m[1]) / 1024);
+    } catch {
+      /* not started yet or gone */
+    }
+  }, 500);
+  // The service's own memory (V8 heap + external buffers) beside the RSS, from its /metrics: what is
+  // left of the RSS is the embedded engine (its caches, mapped code) and Node's native runtime.
+  const jsMemory: number[] = [];
+  const metricsSampler = setInterval(() => {
+    fetch(`http://127.0.0.1:${port}/metrics`)
+      .then((res) => res.text())
+      .then((text) => {
+        const value = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1]);
+        const js = value('nodejs_heap_size_total_bytes') + value('nodejs_external_memory_bytes');
+        if (Number.isFinite(js)) jsMemory.push(js / 2 ** 20);
+      })
+      .catch(() => {
+        /* not up yet */
+      });
+  }, 2000);
+  const from = new Date(Date.parse(o.today) - (BENCH.days - 1) * 86_400_000).toISOString().slice(0, 10);
+  const url = `http://127.0.0.1:${port}/api/1.2/rest/1/k/automation.stats.json?list_id=${BENCH.listId}&start_date=${from}&stop_date=${o.today}`;
+  // The worker consumes before its API knows the bench's user (a catalog record), so the clock starts
+  // at the spawn (startup and group join included) and, for the streaming rate alone, at the first
+  // poll that counts any record.
+  let first = { at: 0, counted: 0 };
+  let counted = 0;
+  while (counted < o.total) {
+    await new Promise((r) => setTimeout(r, 250));
+    try {
+      const res = await fetch(url);
+      if (res.status !== 200) continue;
+      const days = (await res.json()) as {
+        sends_total: number;
+        opens_total: number;
+        clicks_total: number;
+        purchase_count: number;
+      }[];
+      counted = days.reduce(
+        (a, d) => a + d.sends_total + d.opens_total + d.clicks_total + d.purchase_count,
+        0,
+      );
+      if (!first.at && counted > 0) first = { at: Date.now(), counted };
+    } catch {
+      /* the API is not up yet */
+    }
+  }
+  const doneAt = Date.now();
+  const e2eFromSpawn = o.total / ((doneAt - spawnedAt) / 1000);
+  // If everything was counted at the first poll, the streaming rate is unknown: the spawn figure stands.
+  const e2e =
+    first.counted < o.total ? (o.total - first.counted) / ((doneAt - first.at) / 1000) : e2eFromSpawn;
+  clearInterval(sampler);
+  clearInterval(metricsSampler);
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  return { e2e, e2eFromSpawn, rss, jsMemory };
 }
