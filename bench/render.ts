@@ -388,8 +388,6 @@ export async function renderBench(): Promise<string> {
   if (half.failed > 0 || half.unfinished > 0)
     console.error(`render at half capacity: ${half.failed} failed, ${half.unfinished} unfinished`);
   const load1 = loadavg()[0]!;
-  // autocannon stops at its deadline with requests in flight: let them finish before closing the service.
-  await new Promise((r) => setTimeout(r, 3000));
   await new Promise<void>((ok) => ceilingServer.close(() => ok()));
   await new Promise<void>((ok) => bareServer.close(() => ok()));
   await svc.close();
