@@ -21,10 +21,14 @@ export async function measure(fn: () => Promise<unknown>, runs: number, warmup =
 
 export const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
 
-/** A fresh embedded service for one benchmark. */
-export function benchService(env: Record<string, string> = {}): Promise<Service> {
+/**
+ * A fresh embedded service for one benchmark, once it reports itself ready (/readyz: its render workers
+ * started too). Measured from the TypeScript sources, a worker loads its modules through tsx for seconds
+ * on Node 26, and a run that starts before would time that start-up beside the path it measures.
+ */
+export async function benchService(env: Record<string, string> = {}): Promise<Service> {
   const dir = mkdtempSync(join(tmpdir(), 'mailstats-bench-'));
-  return startService(
+  const svc = await startService(
     loadConfig({
       DATA_DIR: dir,
       PORT: '0',
@@ -34,6 +38,12 @@ export function benchService(env: Record<string, string> = {}): Promise<Service>
       ...env,
     }),
   );
+  const deadline = Date.now() + 120_000;
+  while ((await fetch(`${svc.httpUrl}/readyz`)).status !== 200) {
+    if (Date.now() > deadline) throw new Error('the bench service was not ready within 120 s');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return svc;
 }
 
 export function table(header: string[], rows: (string | number)[][]): string {
