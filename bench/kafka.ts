@@ -241,7 +241,7 @@ export async function kafkaBench(
     ),
     '',
     engine.note ? `Kafka engine: ${engine.note}.` : '',
-    `Memory: the worker's own memory is its V8 heap plus external buffers, read from its /metrics (the rest of its RSS is the embedded engine and Node's native runtime, which one process cannot separate further). Uncapped, V8 lets the heap grow well past what is live before a full collection; the capped run shows what the ${HEAP_CAP_MB} MB target costs. Set the cap (NODE_OPTIONS=--max-old-space-size=${HEAP_CAP_MB}) only on a process that does not also take large POST /ingest bodies concurrently: running out of heap ends the process.`,
+    `Memory: the worker's own memory is its V8 heap plus external buffers, read from its /metrics (the rest of its RSS is the embedded engine and Node's native runtime, which one process cannot separate further). Uncapped, V8 lets the heap grow well past what is live before a full collection; the capped run shows what meeting the 400 MB target costs. Set the cap (NODE_OPTIONS=--max-old-space-size=${HEAP_CAP_MB}) only on a process that does not also take large POST /ingest bodies concurrently: running out of heap ends the process.`,
     '',
     'What the Kafka engine peer does not give: no exactly-once (offsets are committed after the block is written, a crash between the two re-inserts the block), no per-record reason or dead letter (a record that does not parse fails the block, or is skipped silently with kafka_skip_broken_messages), no dedup window, no day recompute or dating rules (its day here is the UTC date).',
     '',
