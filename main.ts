@@ -1,6 +1,6 @@
 import { DEMO } from './ingest/demo-seed.js';
 import { ConfigError, loadConfig } from './shared/config.js';
-import { startService } from './shared/service.js';
+import { startService } from './service/start.js';
 
 async function main() {
   let config;

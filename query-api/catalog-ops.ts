@@ -67,7 +67,7 @@ export async function transactionalTemplates(
   }));
 }
 
-/** Registered beside the API's operations in shared/service.ts. */
+/** Registered beside the API's operations in service/start.ts. */
 export const catalogOperations = (deps: CatalogOpsDeps): Record<string, Operation> => ({
   'automation.workflows': (caller, params) => automationWorkflows(deps, caller, params),
   'transactional.templates': (caller, params) => transactionalTemplates(deps, caller, params),

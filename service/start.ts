@@ -20,14 +20,14 @@ import { RenderPool } from '../query-api/render/pool.js';
 import { transactionalTemplateRender } from '../query-api/render/handler.js';
 import { listAll } from '../query-api/lists/handler.js';
 import { catalogOperations } from '../query-api/catalog-ops.js';
-import { Catalog } from './catalog/catalog.js';
-import { openDb, type Db } from './clickhouse/client.js';
-import { EventStore } from './clickhouse/event-store.js';
-import { KafkaProgress } from './clickhouse/kafka-progress.js';
-import { migrate } from './clickhouse/migrate.js';
-import type { Config } from './config.js';
-import { createLogger, type Logger } from './log.js';
-import { readTemplateCacheFrom } from './metrics.js';
+import { Catalog } from '../shared/catalog/catalog.js';
+import { openDb, type Db } from '../shared/clickhouse/client.js';
+import { EventStore } from '../shared/clickhouse/event-store.js';
+import { KafkaProgress } from '../shared/clickhouse/kafka-progress.js';
+import { migrate } from '../shared/clickhouse/migrate.js';
+import type { Config } from '../shared/config.js';
+import { createLogger, type Logger } from '../shared/log.js';
+import { readTemplateCacheFrom } from '../shared/metrics.js';
 
 export interface Service {
   config: Config;
