@@ -2,7 +2,7 @@ import type { Catalog } from '../shared/catalog/catalog.js';
 import type { DatedActivity, EventStore } from '../shared/clickhouse/event-store.js';
 import { localDate } from '../shared/dates.js';
 import type { Logger } from '../shared/log.js';
-import { templateLimitProblem } from '../query-api/render/limits.js';
+import { templateLimitProblem } from '../shared/template-limits.js';
 import { countDeduplicated, countTemplateOverLimits, timeBatchWrite } from '../shared/metrics.js';
 import {
   isActivity,

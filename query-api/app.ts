@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../shared/log.js';
-import { ApiError, internalError, invalidParam, methodNotAllowed, unknownMethod } from './api12/errors.js';
+import { ApiError } from '../shared/errors.js';
+import { internalError, invalidParam, methodNotAllowed, unknownMethod } from './api12/errors.js';
 import { api12Route, type Operation } from './api12/router.js';
 import { bodyError, readBody } from './body.js';
 import { ingestRoute, requireIngestToken, type IngestSink } from './ingest-route.js';

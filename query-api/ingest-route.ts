@@ -3,7 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { decodeBody, UnreadableBody, type DecodedItem } from '../ingest/decode.js';
 import type { IngestResult } from '../ingest/pipeline.js';
 import { countIngest } from '../shared/metrics.js';
-import { ApiError } from './api12/errors.js';
+import { ApiError } from '../shared/errors.js';
 
 /** Where accepted records go: the pipeline (embedded) or Kafka (when KAFKA_BROKERS is set). */
 export interface IngestSink {

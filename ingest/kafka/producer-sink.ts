@@ -3,7 +3,7 @@ import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/log.js';
 import { backoffMs } from '../../shared/retry.js';
 import { isActivity } from '../../shared/records/index.js';
-import { ApiError } from '../../query-api/api12/errors.js';
+import { ApiError } from '../../shared/errors.js';
 import { validateItems, type DecodedItem, type Rejection } from '../decode.js';
 import type { IngestResult } from '../pipeline.js';
 import { byteBatches, MAX_REQUEST_BYTES, messageBytes, messageKey } from './messages.js';

@@ -1,17 +1,4 @@
-/** The contract's error object, with the HTTP status it travels with (contract §2.2). */
-export class ApiError extends Error {
-  constructor(
-    readonly code: number,
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-
-  toJSON() {
-    return { err: true, message: this.message, code: this.code };
-  }
-}
+import { ApiError } from '../../shared/errors.js';
 
 export const missingParam = (name: string) => new ApiError(407, 400, `Missing required param ${name}`);
 export const invalidParam = (name: string, reason: string) =>

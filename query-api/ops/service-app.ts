@@ -2,7 +2,8 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Logger } from '../../shared/log.js';
 import type { PartitionLag } from '../../shared/metrics.js';
 import { registry, setConsumerLag } from '../../shared/metrics.js';
-import { ApiError, internalError, unknownMethod } from '../api12/errors.js';
+import { ApiError } from '../../shared/errors.js';
+import { internalError, unknownMethod } from '../api12/errors.js';
 import { docsRouter } from '../openapi/docs-page.js';
 import { openApiDocument, recordsJsonSchema } from '../openapi/document.js';
 import { packageVersion } from './package-version.js';

@@ -5,7 +5,7 @@
  */
 import type Handlebars from 'handlebars';
 import { createHandlebars, type HandlebarsEnv, type ListContext } from './helpers.js';
-import { MAX_OUTPUT_CHARS, MAX_TEMPLATE_BYTES, measureTemplate } from './limits.js';
+import { MAX_OUTPUT_CHARS, MAX_TEMPLATE_BYTES, measureTemplate } from '../../shared/template-limits.js';
 
 export type { ListContext };
 

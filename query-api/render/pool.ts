@@ -33,7 +33,11 @@ import {
   type RenderResult,
 } from './engine.js';
 import { TICK_MS, cpuTicksOfThread } from './cpu.js';
-import { RENDER_MEMORY_LIMIT_MB, RENDER_TIME_LIMIT_MS, measureTemplate } from './limits.js';
+import {
+  RENDER_MEMORY_LIMIT_MB,
+  RENDER_TIME_LIMIT_MS,
+  measureTemplate,
+} from '../../shared/template-limits.js';
 import type { TemplateKey, WorkerOptions, WorkerReply, WorkerTask } from './worker.js';
 
 export interface RenderPoolOptions {

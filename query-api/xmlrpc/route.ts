@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../../shared/log.js';
-import { ApiError, internalError, invalidParam, tooLarge, unknownMethod } from '../api12/errors.js';
+import { ApiError } from '../../shared/errors.js';
+import { internalError, invalidParam, tooLarge, unknownMethod } from '../api12/errors.js';
 import { invoke } from '../api12/invoke.js';
 import type { Operation } from '../api12/router.js';
 import { XmlRpcError, decodeCall, encodeFault, encodeResponse } from './codec.js';

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO, DEMO_ORDER_PARAMS, demoRecords } from '../../ingest/demo-seed.js';
-import { ApiError } from '../../query-api/api12/errors.js';
+import { ApiError } from '../../shared/errors.js';
 import { TemplateRenderer } from '../../query-api/render/engine.js';
 import { transactionalTemplateRender } from '../../query-api/render/handler.js';
 import { sha256, startTestService, type TestService } from '../support/service.js';

@@ -18,7 +18,7 @@ import {
   MAX_MUSTACHES,
   MAX_SUBEXPRESSION_DEPTH,
   templateLimitProblem,
-} from '../../query-api/render/limits.js';
+} from '../../shared/template-limits.js';
 import { RenderPool } from '../../query-api/render/pool.js';
 
 const RO: ListContext = { locale: 'ro-RO', timeZone: 'Europe/Bucharest', currency: 'RON' };
