@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DecodedItem } from './decode.js';
+import type { DecodedItem } from './sink.js';
 
 /** The demo tenant (contract §5): fixed ids and key so the README's requests work as written. */
 export const DEMO = {

@@ -10,12 +10,8 @@ import {
   type CatalogRecord,
   type MailstatsRecord,
 } from '../shared/records/index.js';
-import { validateItems, type DecodedItem, type Rejection } from './decode.js';
-
-export interface IngestResult {
-  accepted: number;
-  rejected: Rejection[];
-}
+import type { DecodedItem, IngestResult } from './sink.js';
+import { validateItems } from './validate.js';
 
 /**
  * validate → (reject | batch) → write, the same for HTTP bodies and Kafka batches. Writes are

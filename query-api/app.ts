@@ -2,9 +2,11 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Logger } from '../shared/log.js';
 import { ApiError } from '../shared/errors.js';
 import { internalError, invalidParam, methodNotAllowed, unknownMethod } from './api12/errors.js';
-import { api12Route, type Operation } from './api12/router.js';
+import type { Operation } from './api12/operation.js';
+import { api12Route } from './api12/router.js';
 import { bodyError, readBody } from './body.js';
-import { ingestRoute, requireIngestToken, type IngestSink } from './ingest-route.js';
+import type { IngestSink } from '../ingest/sink.js';
+import { ingestRoute, requireIngestToken } from './ingest-route.js';
 import { requestFields, requestLog } from './request-log.js';
 import { xmlrpcRoute } from './xmlrpc/route.js';
 import { dashboardRouter } from './dashboard-route.js';

@@ -12,8 +12,8 @@ import { createKafka, kafkaTopics, withTimeout } from '../ingest/kafka/topics.js
 import { createApp } from '../query-api/app.js';
 import { answerClientErrors } from '../query-api/client-error.js';
 import { createServiceApp } from '../query-api/ops/service-app.js';
-import type { IngestSink } from '../query-api/ingest-route.js';
-import type { Operation } from '../query-api/api12/router.js';
+import type { IngestSink } from '../ingest/sink.js';
+import type { Operation } from '../query-api/api12/operation.js';
 import { automationStats } from '../query-api/stats/handler.js';
 import { StatsCache, statsCacheOptions } from '../query-api/stats/cache.js';
 import { RenderPool } from '../query-api/render/pool.js';

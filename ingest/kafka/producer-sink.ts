@@ -4,8 +4,8 @@ import type { Logger } from '../../shared/log.js';
 import { backoffMs } from '../../shared/retry.js';
 import { isActivity } from '../../shared/records/index.js';
 import { ApiError } from '../../shared/errors.js';
-import { validateItems, type DecodedItem, type Rejection } from '../decode.js';
-import type { IngestResult } from '../pipeline.js';
+import type { DecodedItem, IngestResult, Rejection } from '../sink.js';
+import { validateItems } from '../validate.js';
 import { byteBatches, MAX_REQUEST_BYTES, messageBytes, messageKey } from './messages.js';
 import { ensureTopics, idempotentProducer, kafkaTopics, withTimeout } from './topics.js';
 

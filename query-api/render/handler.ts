@@ -13,7 +13,7 @@ import {
   templateNotRendered,
 } from '../api12/errors.js';
 import { given, requiredId, type RawParams } from '../api12/params.js';
-import type { Caller } from '../stats/handler.js';
+import type { Caller } from '../api12/operation.js';
 import {
   ParamsTooLargeError,
   TemplateRenderError,

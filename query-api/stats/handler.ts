@@ -2,6 +2,7 @@ import type { Catalog } from '../../shared/catalog/catalog.js';
 import type { Db } from '../../shared/clickhouse/client.js';
 import { readDailyStats } from '../../shared/clickhouse/stats-store.js';
 import { authorize } from '../api12/auth.js';
+import type { Caller } from '../api12/operation.js';
 import { JsonAnswer } from '../api12/json-answer.js';
 import {
   optionalDate,
@@ -25,11 +26,6 @@ export interface StatsDeps {
   maxPeriodDays: number;
   /** The per-day rows, cached per list version (absent or disabled: always read). */
   cache?: StatsCache;
-}
-
-export interface Caller {
-  userId: string;
-  apiKey: string;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Logger } from '../../shared/log.js';
 import { ApiError } from '../../shared/errors.js';
 import { internalError, invalidParam, tooLarge, unknownMethod } from '../api12/errors.js';
 import { invoke } from '../api12/invoke.js';
-import type { Operation } from '../api12/router.js';
+import type { Operation } from '../api12/operation.js';
 import { XmlRpcError, decodeCall, encodeFault, encodeResponse } from './codec.js';
 
 /**
