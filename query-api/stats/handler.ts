@@ -13,7 +13,8 @@ import {
   requiredId,
   type RawParams,
 } from '../api12/params.js';
-import { toStatsRecord, type StatsRecord } from './answer.js';
+import { toStatsRecord } from './answer.js';
+import type { StatsRecord } from './record.js';
 import type { StatsCache } from './cache.js';
 import { resolvePeriod, type PeriodParams } from './period.js';
 
