@@ -1,33 +1,22 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
-import { join, resolve } from 'node:path';
-import pRetry from 'p-retry';
-import { demoRecords } from '../ingest/demo-seed.js';
+import type { IngestWorker } from '../ingest/kafka/worker.js';
+import { withTimeout } from '../ingest/kafka/topics.js';
 import { Pipeline } from '../ingest/pipeline.js';
-import { IngestWorker } from '../ingest/kafka/worker.js';
-import { KafkaSink } from '../ingest/kafka/producer-sink.js';
-import { consumerLagReader } from '../ingest/kafka/lag.js';
-import { createKafka, kafkaTopics, withTimeout } from '../ingest/kafka/topics.js';
-import { createApp } from '../query-api/app.js';
-import { answerClientErrors } from '../query-api/client-error.js';
-import { createServiceApp } from '../query-api/ops/service-app.js';
 import type { IngestSink } from '../ingest/sink.js';
-import type { Operation } from '../query-api/api12/operation.js';
-import { automationStats } from '../query-api/stats/handler.js';
-import { StatsCache, statsCacheOptions } from '../query-api/stats/cache.js';
 import { RenderPool } from '../query-api/render/pool.js';
-import { transactionalTemplateRender } from '../query-api/render/handler.js';
-import { listAll } from '../query-api/lists/handler.js';
-import { catalogOperations } from '../query-api/catalog-ops.js';
+import { StatsCache, statsCacheOptions } from '../query-api/stats/cache.js';
 import { Catalog } from '../shared/catalog/catalog.js';
 import { openDb, type Db } from '../shared/clickhouse/client.js';
 import { EventStore } from '../shared/clickhouse/event-store.js';
-import { KafkaProgress } from '../shared/clickhouse/kafka-progress.js';
 import { migrate } from '../shared/clickhouse/migrate.js';
 import type { Config } from '../shared/config.js';
 import { createLogger, type Logger } from '../shared/log.js';
 import { readTemplateCacheFrom } from '../shared/metrics.js';
+import { seedDemo } from './demo.js';
+import { listenHttp } from './http.js';
+import { ingestToken } from './ingest-token.js';
+import { wireKafka } from './kafka.js';
+import { apiOperations } from './operations.js';
+import { startRecovery } from './recovery.js';
 
 export interface Service {
   config: Config;
@@ -51,18 +40,6 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** Without INGEST_TOKEN the embedded store keeps one it generated, so it survives restarts. */
-function ingestToken(config: Config): string {
-  if (config.INGEST_TOKEN) return config.INGEST_TOKEN;
-  if (config.CLICKHOUSE_URL) return randomBytes(24).toString('hex');
-  const file = join(resolve(config.DATA_DIR), 'ingest-token');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(resolve(config.DATA_DIR), { recursive: true });
-  const token = randomBytes(24).toString('hex');
-  writeFileSync(file, token, { mode: 0o600 });
-  return token;
-}
-
 /** config → ClickHouse → migrations → roles → demo seed on an empty embedded store. */
 export async function startService(config: Config, log = createLogger(config.LOG_LEVEL)): Promise<Service> {
   const db = await openDb(config, log);
@@ -77,118 +54,28 @@ export async function startService(config: Config, log = createLogger(config.LOG
     log,
     (lists) => (lists === 'all' ? statsCache.bumpAll() : statsCache.bump(lists)),
   );
-  // Ledger retention and any list re-dating a crash left unfinished (ARCHITECTURE.md, storage), in the
-  // processes that write (not an API that hands its ingest to Kafka). Queued ahead of every write, but
-  // beside the API: readers only ever read finished generations (contract §3.4: the API answers at once
-  // after a crash). Retried with backoff while ClickHouse fails; meanwhile each list is still re-dated
-  // before its next write.
-  const stopRecovery = new AbortController();
-  const writes = config.ROLE !== 'api' || config.KAFKA_BROKERS.length === 0;
-  const recovered = writes
-    ? pRetry(() => pipeline.recover(), {
-        retries: Number.POSITIVE_INFINITY,
-        minTimeout: 1_000,
-        maxTimeout: 30_000,
-        signal: stopRecovery.signal,
-        onFailedAttempt: ({ error, attemptNumber }) => {
-          // Stopping aborts the retry loop, which reports the abort as a failed attempt: not an error.
-          if (!stopRecovery.signal.aborted)
-            log.error({ err: error, attempt: attemptNumber }, 'start-up recovery failed; retrying');
-        },
-      }).catch(() => undefined) // only when stopped
-    : Promise.resolve();
+  const recovery = startRecovery(config, pipeline, log);
   const token = ingestToken(config);
 
-  // Kafka is reached beside the API, never before it (contract §3.4): the producer connects and the
-  // consumer joins its group in the background, retried while Kafka is away; POST /ingest answers
-  // 503 until the producer is ready.
-  let sink: IngestSink = pipeline;
-  let kafkaSink: KafkaSink | undefined;
-  let worker: IngestWorker | undefined;
-  if (config.KAFKA_BROKERS.length > 0) {
-    const kafka = createKafka(config, log);
-    sink = kafkaSink = new KafkaSink(kafka, config, log);
-    if (config.ROLE !== 'api') {
-      const options = {
-        groupId: config.KAFKA_GROUP_ID,
-        topics: kafkaTopics(config),
-        maxBatchRecords: config.KAFKA_BATCH_MAX_RECORDS,
-        maxBatchMs: config.KAFKA_BATCH_MAX_MS,
-        sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
-      };
-      const w = (worker = new IngestWorker(
-        kafka,
-        pipeline,
-        new KafkaProgress(db, config.KAFKA_GROUP_ID),
-        options,
-        log,
-      ));
-      // The topics must exist before the consumer subscribes: the sink ensures them first.
-      void kafkaSink.ready
-        .then(() => w.keepStarting())
-        .catch((err: unknown) => log.error({ err }, 'kafka consumer not started'));
-    }
-  }
+  const kafka = wireKafka(config, db, pipeline, log);
+  const kafkaSink = kafka?.sink;
+  const worker = kafka?.worker;
+  const sink: IngestSink = kafkaSink ?? pipeline;
 
-  let seeded = false;
-  if (!config.CLICKHOUSE_URL && config.SEED_DEMO) {
-    const [row] = await db.query<{ n: number }>(
-      'SELECT count() AS n FROM catalog',
-      {},
-      {
-        output_format_json_quote_64bit_integers: 0,
-      },
-    );
-    if (row?.n === 0) {
-      seeded = true;
-      const load = async (to: IngestSink) => {
-        const result = await to.ingest(demoRecords());
-        log.info({ accepted: result.accepted, rejected: result.rejected.length }, 'demo tenant loaded');
-      };
-      if (kafkaSink) {
-        // Through Kafka once the producer is ready, without holding the API; a failed send is
-        // logged (the next start on a still-empty store loads it again, counted once).
-        const through = kafkaSink;
-        void through.ready
-          .then(() => load(through))
-          .catch((err: unknown) => log.error({ err }, 'demo tenant not loaded through Kafka'));
-      } else {
-        await load(sink);
-      }
-    }
-  }
+  const seeded = await seedDemo(config, db, sink, kafkaSink, log);
 
-  const statsDeps = {
-    db,
-    catalog,
-    defaultTimezone: config.DEFAULT_TIMEZONE,
-    maxPeriodDays: config.MAX_PERIOD_DAYS,
-    cache: statsCache,
-  };
   const renderer = new RenderPool({ log });
   readTemplateCacheFrom(() => renderer.stats().cache);
-  const renderDeps = { catalog, renderer, log };
-  const operations: Record<string, Operation> = {
-    'automation.stats': (caller, params) => automationStats(statsDeps, caller, params),
-    'transactional.templateRender': (caller, params) =>
-      transactionalTemplateRender(renderDeps, caller, params),
-    'list.all': (caller, params) => listAll({ catalog }, caller, params),
-    ...catalogOperations({ catalog }),
-  };
-
-  // Every role listens on PORT: the ingest role for /healthz, /readyz and /metrics only (contract §6).
-  const app = createServiceApp({
-    api: config.ROLE !== 'ingest' ? createApp({ log, operations, ingest: { sink, token } }) : undefined,
-    operations: Object.keys(operations),
-    readiness: { db, consumer: worker, renderer: config.ROLE !== 'ingest' ? renderer : undefined },
-    consumerLag: worker ? consumerLagReader(config) : undefined,
+  const operations = apiOperations({ config, db, catalog, statsCache, renderer, log });
+  const { server, httpUrl } = await listenHttp({
+    config,
     log,
+    db,
+    operations,
+    ingest: { sink, token },
+    worker,
+    renderer,
   });
-  const server = await new Promise<Server>((ok) => {
-    const s = app.listen(config.PORT, config.HOST, () => ok(s));
-  });
-  answerClientErrors(server, log);
-  const httpUrl = listenUrl(server, config);
   const url = config.ROLE !== 'ingest' ? httpUrl : undefined;
 
   return {
@@ -204,9 +91,9 @@ export async function startService(config: Config, log = createLogger(config.LOG
     url,
     httpUrl,
     seeded,
-    recovered,
+    recovered: recovery.recovered,
     async close() {
-      stopRecovery.abort();
+      recovery.stop();
       // Bounded at every step (contract §6: stop within 10 s whatever does not answer). Offsets not
       // committed because Kafka was away are simply read again by the next start.
       const bounded = (what: string, ms: number, task: () => Promise<unknown>) =>
@@ -228,12 +115,4 @@ export async function startService(config: Config, log = createLogger(config.LOG
       await bounded('closing ClickHouse', 2_000, () => db.close());
     },
   };
-}
-
-/** The URL to reach the listener from this machine (a wildcard address is reached via loopback). */
-export function listenUrl(server: Server, config: Config): string {
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.PORT;
-  const host = ['0.0.0.0', '::'].includes(config.HOST) ? '127.0.0.1' : config.HOST;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }

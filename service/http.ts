@@ -1,0 +1,50 @@
+import type { Server } from 'node:http';
+import type { IngestWorker } from '../ingest/kafka/worker.js';
+import { consumerLagReader } from '../ingest/kafka/lag.js';
+import type { IngestSink } from '../ingest/sink.js';
+import type { Operation } from '../query-api/api12/operation.js';
+import { createApp } from '../query-api/app.js';
+import { answerClientErrors } from '../query-api/client-error.js';
+import { createServiceApp } from '../query-api/ops/service-app.js';
+import type { RenderPool } from '../query-api/render/pool.js';
+import type { Db } from '../shared/clickhouse/client.js';
+import type { Config } from '../shared/config.js';
+import type { Logger } from '../shared/log.js';
+
+export interface HttpDeps {
+  config: Config;
+  log: Logger;
+  db: Db;
+  operations: Record<string, Operation>;
+  ingest: { sink: IngestSink; token: string };
+  worker: IngestWorker | undefined;
+  renderer: RenderPool;
+}
+
+/**
+ * Every role listens on PORT: the ingest role for /healthz, /readyz and /metrics only (contract §6),
+ * the others with the API and POST /ingest too. Resolves once listening.
+ */
+export async function listenHttp(deps: HttpDeps): Promise<{ server: Server; httpUrl: string }> {
+  const { config, log, db, operations, ingest, worker, renderer } = deps;
+  const app = createServiceApp({
+    api: config.ROLE !== 'ingest' ? createApp({ log, operations, ingest }) : undefined,
+    operations: Object.keys(operations),
+    readiness: { db, consumer: worker, renderer: config.ROLE !== 'ingest' ? renderer : undefined },
+    consumerLag: worker ? consumerLagReader(config) : undefined,
+    log,
+  });
+  const server = await new Promise<Server>((ok) => {
+    const s = app.listen(config.PORT, config.HOST, () => ok(s));
+  });
+  answerClientErrors(server, log);
+  return { server, httpUrl: listenUrl(server, config) };
+}
+
+/** The URL to reach the listener from this machine (a wildcard address is reached via loopback). */
+export function listenUrl(server: Server, config: Config): string {
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const host = ['0.0.0.0', '::'].includes(config.HOST) ? '127.0.0.1' : config.HOST;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
