@@ -15,89 +15,73 @@ const server = '^(main\\.ts$|admin/|service/|query-api/|ingest/|shared/)';
 /** The wire shape of the automation.stats answer: types only, no imports, shared with the dashboard. */
 const statsAnswerType = '^query-api/stats/record\\.ts$';
 
+/** A forbidden import: its name (printed with each violation), why, where from and where to. */
+const rule = (name, comment, from, to) => ({ name, comment, severity: 'error', from, to });
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    {
-      name: 'shared-imports-nothing-above',
-      comment: 'shared/ is the ground floor: it imports no other folder of the project.',
-      severity: 'error',
-      from: { path: '^shared/' },
-      to: { path: '^(main\\.ts$|admin/|service/|query-api/|ingest/|bench/|scripts/|test/|dashboard/)' },
-    },
-    {
-      name: 'ingest-not-query-api',
-      comment: 'ingest/ is beside query-api/, not above it: what both use belongs in shared/.',
-      severity: 'error',
-      from: { path: '^ingest/' },
-      to: { path: '^query-api/' },
-    },
-    {
-      name: 'query-api-not-ingest-except-sink',
-      comment:
-        'query-api/ hands POST /ingest bodies to an IngestSink; of ingest/ it may import only that interface (ingest/sink.ts).',
-      severity: 'error',
-      from: { path: '^query-api/' },
-      to: { path: '^ingest/', pathNot: '^ingest/sink\\.ts$' },
-    },
-    {
-      name: 'no-service-below',
-      comment: 'service/ composes query-api/, ingest/ and shared/; none of them imports it.',
-      severity: 'error',
-      from: { path: '^(query-api|ingest|shared)/' },
-      to: { path: '^service/' },
-    },
-    {
-      name: 'no-entry-point-below',
-      comment: 'main.ts and admin/ are the top: nothing in the layers imports them.',
-      severity: 'error',
-      from: { path: '^(service|query-api|ingest|shared)/' },
-      to: { path: '^(main\\.ts$|admin/)' },
-    },
-    {
-      name: 'server-not-dev-code',
-      comment: 'bench/, scripts/ and test/ stand outside the layers: the server never imports them.',
-      severity: 'error',
-      from: { path: server },
-      to: { path: '^(bench|scripts|test)/' },
-    },
-    {
-      name: 'dashboard-not-server',
-      comment:
-        'dashboard/ is a browser app (its own tsconfig): it calls the API and imports no server code, only the type of the stats answer (query-api/stats/record.ts).',
-      severity: 'error',
-      from: { path: '^dashboard/' },
-      to: { path: `${server}|^(bench|scripts|test)/`, pathNot: statsAnswerType },
-    },
-    {
-      name: 'dashboard-answer-type-only',
-      comment:
-        'The dashboard takes the stats answer as a type (`import type`), so nothing of the server is bundled.',
-      severity: 'error',
-      from: { path: '^dashboard/' },
-      to: { path: statsAnswerType, dependencyTypesNot: ['type-only'] },
-    },
-    {
-      name: 'server-not-dashboard',
-      comment: 'The server serves dashboard/dist as files; it imports nothing of the browser app.',
-      severity: 'error',
-      from: { path: server },
-      to: { path: '^dashboard/' },
-    },
-    {
-      name: 'no-circular',
-      comment: 'No import cycles, type-only imports included.',
-      severity: 'error',
-      from: {},
-      to: { circular: true },
-    },
-    {
-      name: 'not-to-unresolvable',
-      comment: 'An import the checker cannot resolve is an import it cannot check.',
-      severity: 'error',
-      from: {},
-      to: { couldNotResolve: true },
-    },
+    rule(
+      'shared-imports-nothing-above',
+      'shared/ is the ground floor: it imports no other folder of the project.',
+      { path: '^shared/' },
+      { path: '^(main\\.ts$|admin/|service/|query-api/|ingest/|bench/|scripts/|test/|dashboard/)' },
+    ),
+    rule(
+      'ingest-not-query-api',
+      'ingest/ is beside query-api/, not above it: what both use belongs in shared/.',
+      { path: '^ingest/' },
+      { path: '^query-api/' },
+    ),
+    rule(
+      'query-api-not-ingest-except-sink',
+      'query-api/ hands POST /ingest bodies to an IngestSink; of ingest/ it may import only that interface (ingest/sink.ts).',
+      { path: '^query-api/' },
+      { path: '^ingest/', pathNot: '^ingest/sink\\.ts$' },
+    ),
+    rule(
+      'no-service-below',
+      'service/ composes query-api/, ingest/ and shared/; none of them imports it.',
+      { path: '^(query-api|ingest|shared)/' },
+      { path: '^service/' },
+    ),
+    rule(
+      'no-entry-point-below',
+      'main.ts and admin/ are the top: nothing in the layers imports them.',
+      { path: '^(service|query-api|ingest|shared)/' },
+      { path: '^(main\\.ts$|admin/)' },
+    ),
+    rule(
+      'server-not-dev-code',
+      'bench/, scripts/ and test/ stand outside the layers: the server never imports them.',
+      { path: server },
+      { path: '^(bench|scripts|test)/' },
+    ),
+    rule(
+      'dashboard-not-server',
+      'dashboard/ is a browser app (its own tsconfig): it calls the API and imports no server code, only the type of the stats answer (query-api/stats/record.ts).',
+      { path: '^dashboard/' },
+      { path: `${server}|^(bench|scripts|test)/`, pathNot: statsAnswerType },
+    ),
+    rule(
+      'dashboard-answer-type-only',
+      'The dashboard takes the stats answer as a type (`import type`), so nothing of the server is bundled.',
+      { path: '^dashboard/' },
+      { path: statsAnswerType, dependencyTypesNot: ['type-only'] },
+    ),
+    rule(
+      'server-not-dashboard',
+      'The server serves dashboard/dist as files; it imports nothing of the browser app.',
+      { path: server },
+      { path: '^dashboard/' },
+    ),
+    rule('no-circular', 'No import cycles, type-only imports included.', {}, { circular: true }),
+    rule(
+      'not-to-unresolvable',
+      'An import the checker cannot resolve is an import it cannot check.',
+      {},
+      { couldNotResolve: true },
+    ),
   ],
   options: {
     // Type-only imports are dependencies too: a cycle through `import type` is still a cycle.
