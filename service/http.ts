@@ -22,7 +22,7 @@ export interface HttpDeps {
 }
 
 /**
- * Every role listens on PORT: the ingest role for /healthz, /readyz and /metrics only (contract §6),
+ * Every role listens on PORT: the ingest role for /healthz, /readyz and /metrics only (docs/operations.md "Endpoints"),
  * the others with the API and POST /ingest too. Resolves once listening.
  */
 export async function listenHttp(deps: HttpDeps): Promise<{ server: Server; httpUrl: string }> {

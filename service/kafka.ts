@@ -15,7 +15,7 @@ export interface KafkaWiring {
 }
 
 /**
- * Kafka is reached beside the API, never before it (contract §3.4): the producer connects and the
+ * Kafka is reached beside the API, never before it (docs/operations.md "Start-up"): the producer connects and the
  * consumer joins its group in the background, retried while Kafka is away; POST /ingest answers 503
  * until the producer is ready. Undefined without KAFKA_BROKERS.
  */

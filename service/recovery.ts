@@ -13,8 +13,8 @@ export interface Recovery {
 /**
  * Ledger retention and any list re-dating a crash left unfinished (ARCHITECTURE.md, storage), in the
  * processes that write (not an API that hands its ingest to Kafka). Queued ahead of every write, but
- * beside the API: readers only ever read finished generations (contract §3.4: the API answers at once
- * after a crash). Retried with backoff while ClickHouse fails; meanwhile each list is still re-dated
+ * beside the API: readers only ever read finished generations (docs/records.md "Counted once": the API
+ * answers at once after a crash). Retried with backoff while ClickHouse fails; meanwhile each list is still re-dated
  * before its next write.
  */
 export function startRecovery(config: Config, pipeline: Pipeline, log: Logger): Recovery {

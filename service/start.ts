@@ -94,7 +94,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
     recovered: recovery.recovered,
     async close() {
       recovery.stop();
-      // Bounded at every step (contract §6: stop within 10 s whatever does not answer). Offsets not
+      // Bounded at every step (docs/operations.md "Shutdown": stop within 10 s whatever does not answer). Offsets not
       // committed because Kafka was away are simply read again by the next start.
       const bounded = (what: string, ms: number, task: () => Promise<unknown>) =>
         withTimeout(task(), ms, what).catch((err: unknown) =>

@@ -5,7 +5,7 @@ import { invoke } from './invoke.js';
 import { JsonAnswer } from './json-answer.js';
 import type { Operation } from './operation.js';
 
-/** `{base}/api/1.2/rest/{user_id}/{api_key}/{operation}.json`, GET or POST (contract §2.1). */
+/** `{base}/api/1.2/rest/{user_id}/{api_key}/{operation}.json`, GET or POST (docs/api.md "Addressing"). */
 export function api12Route(operations: Record<string, Operation>) {
   return async (req: Request, res: Response) => {
     const segment = String(req.params.operation);
