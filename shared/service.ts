@@ -11,6 +11,7 @@ import { consumerLagReader } from '../ingest/kafka/lag.js';
 import { createKafka, kafkaTopics, withTimeout } from '../ingest/kafka/topics.js';
 import { createApp } from '../query-api/app.js';
 import { answerClientErrors } from '../query-api/client-error.js';
+import { createLimitedServer } from '../query-api/server-limits.js';
 import { createServiceApp } from '../query-api/ops/service-app.js';
 import type { IngestSink } from '../query-api/ingest-route.js';
 import type { Operation } from '../query-api/api12/router.js';
@@ -184,9 +185,8 @@ export async function startService(config: Config, log = createLogger(config.LOG
     consumerLag: worker ? consumerLagReader(config) : undefined,
     log,
   });
-  const server = await new Promise<Server>((ok) => {
-    const s = app.listen(config.PORT, config.HOST, () => ok(s));
-  });
+  const server = createLimitedServer(app, config); // timeouts, connection cap, Host (query-api/server-limits.ts)
+  await new Promise<void>((ok) => server.listen(config.PORT, config.HOST, ok));
   answerClientErrors(server, log);
   const httpUrl = listenUrl(server, config);
   const url = config.ROLE !== 'ingest' ? httpUrl : undefined;
