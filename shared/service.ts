@@ -12,6 +12,7 @@ import { createKafka, kafkaTopics, withTimeout } from '../ingest/kafka/topics.js
 import { createApp } from '../query-api/app.js';
 import { answerClientErrors } from '../query-api/client-error.js';
 import { createLimitedServer } from '../query-api/server-limits.js';
+import { edgeGuards } from '../query-api/edge-guard.js';
 import { createServiceApp } from '../query-api/ops/service-app.js';
 import type { IngestSink } from '../query-api/ingest-route.js';
 import type { Operation } from '../query-api/api12/router.js';
@@ -179,7 +180,10 @@ export async function startService(config: Config, log = createLogger(config.LOG
 
   // Every role listens on PORT: the ingest role for /healthz, /readyz and /metrics only (contract §6).
   const app = createServiceApp({
-    api: config.ROLE !== 'ingest' ? createApp({ log, operations, ingest: { sink, token } }) : undefined,
+    api:
+      config.ROLE !== 'ingest'
+        ? createApp({ log, operations, ingest: { sink, token }, edge: edgeGuards(config, catalog) })
+        : undefined,
     operations: Object.keys(operations),
     readiness: { db, consumer: worker, renderer: config.ROLE !== 'ingest' ? renderer : undefined },
     consumerLag: worker ? consumerLagReader(config) : undefined,
