@@ -142,7 +142,7 @@ describe('what never-finished compressed bodies cost (issue 19, point 5a)', () =
     );
     const growth = await peakGrowthWhileHeld(held, 2_000, baseline);
     expect(growth, `grew ${growth.toFixed(0)} MiB`).toBeLessThan(100);
-    const answers = held.map((h) => h.answer().split('\r\n')[0]);
+    const answers = held.map((h) => h.answer().split('\r\n')[0] ?? '');
     expect(answers.filter((a) => a.startsWith('HTTP/1.1 403')).length, answers.slice(0, 3).join('; ')).toBe(
       400,
     );
