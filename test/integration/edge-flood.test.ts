@@ -133,6 +133,14 @@ describe('what never-finished compressed bodies cost (issue 19, point 5a)', () =
       expect(a).toMatch(/\r\nRetry-After: \d+\r\n/i);
       expect(a).toContain('"message":"Service unavailable: too many request bodies in flight","code":503');
     }
+    // Once those connections are gone, their reservations are back: a body is read again.
+    await new Promise((r) => setTimeout(r, 500));
+    const after = await fetch(`${child.base}/api/1.2/rest/${USER}/${KEY}/automation.stats.json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify({ list_id: LIST, days: 7 })),
+    });
+    expect(after.status, await after.text()).toBe(200);
   });
 
   it('400 connections with a wrong key: each answered 101 before its body, nothing buffered', async () => {
