@@ -1,7 +1,13 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../shared/log.js';
 import { ApiError } from '../shared/errors.js';
-import { internalError, invalidParam, methodNotAllowed, unknownMethod } from './api12/errors.js';
+import {
+  RetryableError,
+  internalError,
+  invalidParam,
+  methodNotAllowed,
+  unknownMethod,
+} from './api12/errors.js';
 import type { Operation } from './api12/operation.js';
 import { api12Route } from './api12/router.js';
 import { bodyError, readBody } from './body.js';
@@ -10,14 +16,21 @@ import { ingestRoute, requireIngestToken } from './ingest-route.js';
 import { requestFields, requestLog } from './request-log.js';
 import { xmlrpcRoute } from './xmlrpc/route.js';
 import { dashboardRouter } from './dashboard-route.js';
+import { guardCaller, type EdgeGuards } from './edge-guard.js';
 
 export interface AppDeps {
   log: Logger;
   operations: Record<string, Operation>;
   ingest: { sink: IngestSink; token: string } | undefined;
+  /**
+   * Rate limit, credentials and body budget, checked before a body is read (query-api/edge-guard.ts).
+   * Without them (apps built by unit tests) the operations still check credentials themselves.
+   */
+  edge?: EdgeGuards;
 }
 
 const API_BODY_LIMIT = '1mb';
+const API_BODY_LIMIT_BYTES = 1024 * 1024;
 const INGEST_BODY_LIMIT = '10mb';
 export const API12_REST_ROUTE = '/api/1.2/rest/:userId/:apiKey/:operation';
 
@@ -49,8 +62,10 @@ function knownOperation(operations: Record<string, Operation>) {
   };
 }
 
-export function createApp({ log, operations, ingest }: AppDeps): express.Express {
+export function createApp({ log, operations, ingest, edge }: AppDeps): express.Express {
   const app = express();
+  // The caller before its body (docs/api.md, errors: operation → credentials → params).
+  const guard = edge ? [guardCaller(edge, API_BODY_LIMIT_BYTES)] : [];
   app.disable('x-powered-by');
   app.set('etag', false);
 
@@ -73,6 +88,7 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
     API12_REST_ROUTE,
     knownOperation(operations), // the operation first (§2.2): PUT on an unknown one is its 404
     onlyMethods(['GET', 'POST']),
+    ...guard,
     readBody(API_BODY_LIMIT, unreadableParams),
     api12Route(operations),
   );
@@ -81,6 +97,7 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
   app.all('/api/1.2/xmlrpc/:userId/:apiKey', onlyMethods(['POST']));
   app.post(
     '/api/1.2/xmlrpc/:userId/:apiKey',
+    ...guard,
     readBody(API_BODY_LIMIT, unreadableParams),
     xmlrpcRoute(operations, log),
   );
@@ -107,6 +124,7 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
       res.destroy();
       return;
     }
+    if (error instanceof RetryableError) res.setHeader('Retry-After', String(error.retryAfterSeconds));
     res.status(error.status).json(error);
   });
   return app;

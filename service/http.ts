@@ -6,6 +6,9 @@ import type { Operation } from '../query-api/api12/operation.js';
 import { createApp } from '../query-api/app.js';
 import { answerClientErrors } from '../query-api/client-error.js';
 import { createServiceApp } from '../query-api/ops/service-app.js';
+import { edgeGuards } from '../query-api/edge-guard.js';
+import { createLimitedServer } from '../query-api/server-limits.js';
+import type { Catalog } from '../shared/catalog/catalog.js';
 import type { RenderPool } from '../query-api/render/pool.js';
 import type { Db } from '../shared/clickhouse/client.js';
 import type { Config } from '../shared/config.js';
@@ -15,6 +18,7 @@ export interface HttpDeps {
   config: Config;
   log: Logger;
   db: Db;
+  catalog: Catalog;
   operations: Record<string, Operation>;
   ingest: { sink: IngestSink; token: string };
   worker: IngestWorker | undefined;
@@ -26,17 +30,19 @@ export interface HttpDeps {
  * the others with the API and POST /ingest too. Resolves once listening.
  */
 export async function listenHttp(deps: HttpDeps): Promise<{ server: Server; httpUrl: string }> {
-  const { config, log, db, operations, ingest, worker, renderer } = deps;
+  const { config, log, db, catalog, operations, ingest, worker, renderer } = deps;
   const app = createServiceApp({
-    api: config.ROLE !== 'ingest' ? createApp({ log, operations, ingest }) : undefined,
+    api:
+      config.ROLE !== 'ingest'
+        ? createApp({ log, operations, ingest, edge: edgeGuards(config, catalog) })
+        : undefined,
     operations: Object.keys(operations),
     readiness: { db, consumer: worker, renderer: config.ROLE !== 'ingest' ? renderer : undefined },
     consumerLag: worker ? consumerLagReader(config) : undefined,
     log,
   });
-  const server = await new Promise<Server>((ok) => {
-    const s = app.listen(config.PORT, config.HOST, () => ok(s));
-  });
+  const server = createLimitedServer(app, config); // timeouts, connection cap, Host (query-api/server-limits.ts)
+  await new Promise<void>((ok) => server.listen(config.PORT, config.HOST, ok));
   answerClientErrors(server, log);
   return { server, httpUrl: listenUrl(server, config) };
 }

@@ -71,6 +71,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
     config,
     log,
     db,
+    catalog,
     operations,
     ingest: { sink, token },
     worker,

@@ -105,6 +105,19 @@ const envSchema = z.object({
   STATS_CACHE_MS: optionalString.pipe(z.coerce.number<string>().int().min(0).max(86_400_000).optional()),
   /** Records per ClickHouse write when a body or Kafka batch is larger. */
   INGEST_BATCH_SIZE: int(100_000, 1, 1_000_000),
+  /**
+   * API calls per second per user_id (docs/api.md, rate limits), burst twice that; 0: off. Calls with an
+   * unknown user or a wrong key count against the bucket of the user_id they name.
+   */
+  RATE_LIMIT_PER_KEY: int(0, 0, 1_000_000),
+  /** How long a client may take to send a request's head (ms), then 408 and the connection is closed. */
+  HTTP_HEADERS_TIMEOUT_MS: int(15_000, 1_000, 600_000),
+  /** How long a client may take to send a whole request, head and body (ms), then 408. */
+  HTTP_REQUEST_TIMEOUT_MS: int(30_000, 1_000, 600_000),
+  /** Connections open at once; further ones are closed as they arrive. */
+  HTTP_MAX_CONNECTIONS: int(1_000, 1, 1_000_000),
+  /** MiB that API request bodies in flight may hold together; over it a body is refused with 503. */
+  HTTP_BODY_BUDGET_MB: int(64, 1, 65_536),
 });
 
 export type Config = z.infer<typeof envSchema>;
@@ -115,6 +128,13 @@ const configSchema = envSchema.superRefine((c, ctx) => {
       code: 'custom',
       path: ['CLICKHOUSE_CLUSTER'],
       message: 'needs CLICKHOUSE_URL (a cluster is a ClickHouse server setting)',
+    });
+  // Node requires the head's deadline to fall within the whole request's.
+  if (c.HTTP_HEADERS_TIMEOUT_MS > c.HTTP_REQUEST_TIMEOUT_MS)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['HTTP_HEADERS_TIMEOUT_MS'],
+      message: `must not exceed HTTP_REQUEST_TIMEOUT_MS (${c.HTTP_REQUEST_TIMEOUT_MS})`,
     });
 });
 

@@ -34,7 +34,8 @@ export const unsupportedEncoding = (encoding: string) =>
 
 // The edge's own errors (docs/api.md "Errors"; ARCHITECTURE.md, "HTTP edge"): the code is the HTTP status.
 export const methodNotAllowed = () => new ApiError(405, 405, 'Method not allowed');
-export const badRequest = () => new ApiError(400, 400, 'Bad request');
+export const badRequest = (reason?: string) =>
+  new ApiError(400, 400, reason === undefined ? 'Bad request' : `Bad request: ${reason}`);
 export const headersTooLarge = () => new ApiError(431, 431, 'Request header fields too large');
 export const requestTimeout = () => new ApiError(408, 408, 'Request timeout');
 
@@ -48,3 +49,22 @@ export const templateNotRendered = (reason: string) =>
 
 /** 101 for an operation without a list (list.all): nothing says whether the user or the key was wrong. */
 export const notAllowedForCaller = () => new ApiError(101, 403, 'Not allowed for this user_id and api_key');
+
+/** A failure the caller may retry later: `Retry-After` (whole seconds) travels with it. */
+export class RetryableError extends ApiError {
+  constructor(
+    code: number,
+    status: number,
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(code, status, message);
+  }
+}
+
+/** Over the caller's rate limit (docs/api.md, rate limits). */
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new RetryableError(429, 429, 'Too many requests', retryAfterSeconds);
+/** Something the service waits for; `what` names it without any detail of the dependency (hosts, keys). */
+export const serviceUnavailable = (what: string, retryAfterSeconds: number) =>
+  new RetryableError(503, 503, `Service unavailable: ${what}`, retryAfterSeconds);
