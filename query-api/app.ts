@@ -104,6 +104,7 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
       res.destroy();
       return;
     }
+    if (error.retryAfterSeconds !== undefined) res.set('Retry-After', String(error.retryAfterSeconds));
     res.status(error.status).json(error);
   });
   return app;

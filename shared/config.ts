@@ -103,6 +103,13 @@ const envSchema = z.object({
    * another process's writes are seen within N ms).
    */
   STATS_CACHE_MS: optionalString.pipe(z.coerce.number<string>().int().min(0).max(86_400_000).optional()),
+  /**
+   * Template renders waiting for a render worker, over all users (one user may fill at most half); a
+   * render that finds the queue full answers 503 with Retry-After (docs/configuration.md).
+   */
+  RENDER_QUEUE_LENGTH: int(200, 1, 100_000),
+  /** How long a render may wait for a worker before it answers 503 with Retry-After (ms, at most 1 min). */
+  RENDER_QUEUE_DEADLINE_MS: int(5_000, 10, 60_000),
   /** Records per ClickHouse write when a body or Kafka batch is larger. */
   INGEST_BATCH_SIZE: int(100_000, 1, 1_000_000),
 });

@@ -165,7 +165,11 @@ export async function startService(config: Config, log = createLogger(config.LOG
     maxPeriodDays: config.MAX_PERIOD_DAYS,
     cache: statsCache,
   };
-  const renderer = new RenderPool({ log });
+  const renderer = new RenderPool({
+    log,
+    queueLength: config.RENDER_QUEUE_LENGTH,
+    queueDeadlineMs: config.RENDER_QUEUE_DEADLINE_MS,
+  });
   readTemplateCacheFrom(() => renderer.stats().cache);
   const renderDeps = { catalog, renderer, log };
   const operations: Record<string, Operation> = {

@@ -4,6 +4,8 @@ export class ApiError extends Error {
     readonly code: number,
     readonly status: number,
     message: string,
+    /** Sent as the Retry-After header (seconds), for the statuses that carry one (429, 503). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
@@ -61,3 +63,7 @@ export const templateNotRendered = (reason: string) =>
 
 /** 101 for an operation without a list (list.all): nothing says whether the user or the key was wrong. */
 export const notAllowedForCaller = () => new ApiError(101, 403, 'Not allowed for this user_id and api_key');
+
+/** templateRender: no render worker in time (docs/api.md, render limits). */
+export const renderWorkersBusy = (retryAfterSeconds: number) =>
+  new ApiError(503, 503, 'Service unavailable: render workers busy', retryAfterSeconds);

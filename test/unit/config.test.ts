@@ -89,3 +89,22 @@ describe('STATS_CACHE_MS', () => {
     expect(problems({ STATS_CACHE_MS: '-1' })).toMatch(/STATS_CACHE_MS/);
   });
 });
+
+describe('RENDER_QUEUE_LENGTH and RENDER_QUEUE_DEADLINE_MS', () => {
+  it('default to 200 waiting renders and 5 s', () => {
+    const c = loadConfig({});
+    expect(c.RENDER_QUEUE_LENGTH).toBe(200);
+    expect(c.RENDER_QUEUE_DEADLINE_MS).toBe(5_000);
+    expect(loadConfig({ RENDER_QUEUE_LENGTH: '8', RENDER_QUEUE_DEADLINE_MS: '1500' })).toMatchObject({
+      RENDER_QUEUE_LENGTH: 8,
+      RENDER_QUEUE_DEADLINE_MS: 1500,
+    });
+  });
+  it('names a bad value: not a whole number, zero, or a deadline over a minute', () => {
+    expect(problems({ RENDER_QUEUE_LENGTH: 'many' })).toMatch(/RENDER_QUEUE_LENGTH/);
+    expect(problems({ RENDER_QUEUE_LENGTH: '0' })).toMatch(/RENDER_QUEUE_LENGTH/);
+    expect(problems({ RENDER_QUEUE_DEADLINE_MS: '2.5' })).toMatch(/RENDER_QUEUE_DEADLINE_MS/);
+    expect(problems({ RENDER_QUEUE_DEADLINE_MS: '0' })).toMatch(/RENDER_QUEUE_DEADLINE_MS/);
+    expect(problems({ RENDER_QUEUE_DEADLINE_MS: '600000' })).toMatch(/RENDER_QUEUE_DEADLINE_MS/);
+  });
+});
