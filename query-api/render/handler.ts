@@ -182,7 +182,8 @@ export async function transactionalTemplateRender(
   } catch (err) {
     if (err instanceof TemplateRenderError) {
       deps.log.debug(
-        { list_id: listId, template_id: templateId, reason: err.reason },
+        // logReason: a helper's message to the client may quote a param value; the log must not.
+        { list_id: listId, template_id: templateId, reason: err.logReason },
         'template render failed',
       );
       throw templateNotRendered(err.reason);

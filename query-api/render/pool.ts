@@ -243,6 +243,13 @@ export class RenderPool {
 
   /** The task waited past the deadline: out of the queue, refused. */
   private expire(task: Task): void {
+    // The deadline is for waiting behind other renders; while the workers still load the engine at start,
+    // a render waits for them, as it did before there was a deadline (readiness reports the pool).
+    if (!this.startedOnce && !this.closed) {
+      task.deadline = setTimeout(() => this.expire(task), this.queueDeadlineMs);
+      task.deadline.unref();
+      return;
+    }
     const waiting = this.queues.get(task.tenant);
     const at = waiting?.indexOf(task) ?? -1;
     if (!waiting || at < 0) return;
@@ -418,7 +425,8 @@ export class RenderPool {
     this.release(task);
     slot.stats = m.stats;
     if ('answer' in m) task.resolve(JsonAnswer.of<RenderResult>(m.answer));
-    else if (m.error.kind === 'render') task.reject(new TemplateRenderError(m.error.reason));
+    else if (m.error.kind === 'render')
+      task.reject(new TemplateRenderError(m.error.reason, m.error.logReason));
     else if (m.error.kind === 'params') task.reject(new ParamsTooLargeError(m.error.reason));
     else task.reject(new Error(`render worker: ${m.error.reason}`));
     this.pump();
