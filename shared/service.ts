@@ -180,12 +180,13 @@ export async function startService(config: Config, log = createLogger(config.LOG
     ...catalogOperations({ catalog }),
   };
 
+  const consumerLag = worker ? consumerLagReader(config) : undefined;
   // Every role listens on PORT: the ingest role for /healthz, /readyz and /metrics only (docs/operations.md "Endpoints").
   const app = createServiceApp({
     api: config.ROLE !== 'ingest' ? createApp({ log, operations, ingest: { sink, token } }) : undefined,
     operations: Object.keys(operations),
     readiness: { db, consumer: worker, renderer: config.ROLE !== 'ingest' ? renderer : undefined },
-    consumerLag: worker ? consumerLagReader(config) : undefined,
+    consumerLag,
     log,
   });
   const server = await new Promise<Server>((ok) => {
@@ -227,6 +228,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
         worker && bounded('leaving the consumer group', 4_000, () => worker.stop()),
         kafkaSink && bounded('closing the producer', 4_000, () => kafkaSink.close()),
         bounded('stopping the render workers', 2_000, () => renderer.close()),
+        consumerLag && bounded('closing the lag reader', 2_000, () => consumerLag.close()),
       ]);
       catalog.stopPolling();
       await bounded('closing ClickHouse', 2_000, () => db.close());
