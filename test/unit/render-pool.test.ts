@@ -375,10 +375,13 @@ describe('api12Route: a JsonAnswer is sent byte for byte as res.json would send 
 });
 
 describe('RenderPool: queue bounds and per-user shares (docs/api.md, render limits)', () => {
-  /** ≥ 1 s on a worker: a render loop the time limit ends (17007). */
+  /**
+   * ≥ 1 s on a worker: a render loop the time limit ends (17007). It writes nothing, so it is the CPU
+   * limit that ends it, never the memory limit (which could end it sooner).
+   */
   const busy = () =>
     template(
-      '{{#each items}}{{#each @root.items}}{{#each @root.items}}{{#each @root.items}}.{{/each}}{{/each}}{{/each}}{{/each}}',
+      '{{#each items}}{{#each @root.items}}{{#each @root.items}}{{#each @root.items}}{{/each}}{{/each}}{{/each}}{{/each}}',
     );
   const items = Array.from({ length: 200 }, (_, i) => i);
   const heavy = (user: string) => ({ template: busy(), params: { items }, list: RO, tenant: user });
