@@ -29,8 +29,13 @@ export interface HttpDeps {
  * Every role listens on PORT: the ingest role for /healthz, /readyz and /metrics only (docs/operations.md "Endpoints"),
  * the others with the API and POST /ingest too. Resolves once listening.
  */
-export async function listenHttp(deps: HttpDeps): Promise<{ server: Server; httpUrl: string }> {
+export async function listenHttp(deps: HttpDeps): Promise<{
+  server: Server;
+  httpUrl: string;
+  consumerLag: ReturnType<typeof consumerLagReader> | undefined;
+}> {
   const { config, log, db, catalog, operations, ingest, worker, renderer } = deps;
+  const consumerLag = worker ? consumerLagReader(config) : undefined;
   const app = createServiceApp({
     api:
       config.ROLE !== 'ingest'
@@ -38,13 +43,13 @@ export async function listenHttp(deps: HttpDeps): Promise<{ server: Server; http
         : undefined,
     operations: Object.keys(operations),
     readiness: { db, consumer: worker, renderer: config.ROLE !== 'ingest' ? renderer : undefined },
-    consumerLag: worker ? consumerLagReader(config) : undefined,
+    consumerLag,
     log,
   });
   const server = createLimitedServer(app, config); // timeouts, connection cap, Host (query-api/server-limits.ts)
   await new Promise<void>((ok) => server.listen(config.PORT, config.HOST, ok));
   answerClientErrors(server, log);
-  return { server, httpUrl: listenUrl(server, config) };
+  return { server, httpUrl: listenUrl(server, config), consumerLag };
 }
 
 /** The URL to reach the listener from this machine (a wildcard address is reached via loopback). */

@@ -64,10 +64,14 @@ export async function startService(config: Config, log = createLogger(config.LOG
 
   const seeded = await seedDemo(config, db, sink, kafkaSink, log);
 
-  const renderer = new RenderPool({ log });
+  const renderer = new RenderPool({
+    log,
+    queueLength: config.RENDER_QUEUE_LENGTH,
+    queueDeadlineMs: config.RENDER_QUEUE_DEADLINE_MS,
+  });
   readTemplateCacheFrom(() => renderer.stats().cache);
   const operations = apiOperations({ config, db, catalog, statsCache, renderer, log });
-  const { server, httpUrl } = await listenHttp({
+  const { server, httpUrl, consumerLag } = await listenHttp({
     config,
     log,
     db,
@@ -111,6 +115,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
         worker && bounded('leaving the consumer group', 4_000, () => worker.stop()),
         kafkaSink && bounded('closing the producer', 4_000, () => kafkaSink.close()),
         bounded('stopping the render workers', 2_000, () => renderer.close()),
+        consumerLag && bounded('closing the lag reader', 2_000, () => consumerLag.close()),
       ]);
       catalog.stopPolling();
       await bounded('closing ClickHouse', 2_000, () => db.close());

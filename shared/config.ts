@@ -79,6 +79,15 @@ const envSchema = z.object({
   KAFKA_EVENTS_TOPIC: z.string().min(1).default('mailstats.events'),
   KAFKA_CATALOG_TOPIC: z.string().min(1).default('mailstats.catalog'),
   KAFKA_DLQ_TOPIC: z.string().min(1).default('mailstats.dlq'),
+  /** TLS to the brokers; the CA, certificate and key files are optional (PEM; the system CAs otherwise). */
+  KAFKA_SSL: boolFlag(false),
+  KAFKA_SSL_CA_FILE: optionalString,
+  KAFKA_SSL_CERT_FILE: optionalString,
+  KAFKA_SSL_KEY_FILE: optionalString,
+  /** SASL authentication to the brokers (with a user name and password); use it with KAFKA_SSL=true. */
+  KAFKA_SASL_MECHANISM: optionalString.pipe(z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional()),
+  KAFKA_SASL_USERNAME: optionalString,
+  KAFKA_SASL_PASSWORD: optionalString,
   /** Partitions of topics the service creates. */
   KAFKA_PARTITIONS: int(3, 1, 1000),
   /** A worker batch is at most this many records… */
@@ -103,6 +112,13 @@ const envSchema = z.object({
    * another process's writes are seen within N ms).
    */
   STATS_CACHE_MS: optionalString.pipe(z.coerce.number<string>().int().min(0).max(86_400_000).optional()),
+  /**
+   * Template renders waiting for a render worker, over all users (one user may fill at most half); a
+   * render that finds the queue full answers 503 with Retry-After (docs/configuration.md).
+   */
+  RENDER_QUEUE_LENGTH: int(200, 1, 100_000),
+  /** How long a render may wait for a worker before it answers 503 with Retry-After (ms, at most 1 min). */
+  RENDER_QUEUE_DEADLINE_MS: int(5_000, 10, 60_000),
   /** Records per ClickHouse write when a body or Kafka batch is larger. */
   INGEST_BATCH_SIZE: int(100_000, 1, 1_000_000),
   /**
@@ -123,6 +139,24 @@ const envSchema = z.object({
 export type Config = z.infer<typeof envSchema>;
 
 const configSchema = envSchema.superRefine((c, ctx) => {
+  const need = (path: keyof Config, message: string) =>
+    ctx.addIssue({ code: 'custom', path: [path], message });
+  for (const file of ['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE'] as const) {
+    if (c[file] && !c.KAFKA_SSL) need(file, 'needs KAFKA_SSL=true');
+  }
+  if (c.KAFKA_SSL_CERT_FILE && !c.KAFKA_SSL_KEY_FILE)
+    need('KAFKA_SSL_KEY_FILE', 'needed with KAFKA_SSL_CERT_FILE');
+  if (c.KAFKA_SSL_KEY_FILE && !c.KAFKA_SSL_CERT_FILE)
+    need('KAFKA_SSL_CERT_FILE', 'needed with KAFKA_SSL_KEY_FILE');
+  if (c.KAFKA_SASL_MECHANISM) {
+    if (!c.KAFKA_SASL_USERNAME) need('KAFKA_SASL_USERNAME', 'needed with KAFKA_SASL_MECHANISM');
+    if (!c.KAFKA_SASL_PASSWORD) need('KAFKA_SASL_PASSWORD', 'needed with KAFKA_SASL_MECHANISM');
+  } else if (c.KAFKA_SASL_USERNAME || c.KAFKA_SASL_PASSWORD) {
+    need(
+      'KAFKA_SASL_MECHANISM',
+      `needed with ${c.KAFKA_SASL_USERNAME ? 'KAFKA_SASL_USERNAME' : 'KAFKA_SASL_PASSWORD'} (plain, scram-sha-256 or scram-sha-512)`,
+    );
+  }
   if (c.CLICKHOUSE_CLUSTER && !c.CLICKHOUSE_URL)
     ctx.addIssue({
       code: 'custom',

@@ -31,7 +31,9 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     level,
     base: undefined,
     serializers: { err: safeError },
-    mixin: () => context.getStore() ?? {},
+    // A copy: pino merges each line's own fields into the object mixin returns, which would otherwise
+    // carry them into every later line of the same request.
+    mixin: () => ({ ...context.getStore() }),
     redact: { paths: ['headers', '*.headers', 'authorization', '*.authorization'], censor: '[redacted]' },
   };
   return destination ? pino(options, destination) : pino(options);

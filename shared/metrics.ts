@@ -70,6 +70,15 @@ const templatesOverLimits = new Counter({
 });
 export const countTemplateOverLimits = (): void => templatesOverLimits.inc();
 
+const renderRejected = new Counter({
+  name: 'mailstats_render_rejected_total',
+  help: 'Template renders refused with 503 because no render worker was free in time: "queue_full" = the queue (or the user\'s half of it) was full, "deadline" = waited past the queue deadline',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+export const countRenderRejected = (reason: 'queue_full' | 'deadline'): void =>
+  renderRejected.inc({ reason });
+
 /** The render workers keep the compiled-template caches and their counters; read at scrape time. */
 let templateCache: (() => { hits: number; misses: number }) | undefined;
 export const readTemplateCacheFrom = (read: () => { hits: number; misses: number }): void => {
