@@ -64,7 +64,10 @@ function ingestToken(config: Config): string {
 }
 
 /** config → ClickHouse → migrations → roles → demo seed on an empty embedded store. */
-export async function startService(config: Config, log = createLogger(config.LOG_LEVEL)): Promise<Service> {
+export async function startService(
+  config: Config,
+  log = createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT),
+): Promise<Service> {
   const db = await openDb(config, log);
   await migrate(db, log);
   const catalog = new Catalog(db, config.DEFAULT_TIMEZONE, log);
