@@ -4,6 +4,7 @@ import { ApiError, internalError, invalidParam, methodNotAllowed, unknownMethod 
 import { api12Route, type Operation } from './api12/router.js';
 import { bodyError, readBody } from './body.js';
 import { ingestRoute, requireIngestToken, type IngestSink } from './ingest-route.js';
+import { catalogRoute, type ReadListing } from './catalog-route.js';
 import { requestFields, requestLog } from './request-log.js';
 import { xmlrpcRoute } from './xmlrpc/route.js';
 import { dashboardRouter } from './dashboard-route.js';
@@ -11,7 +12,8 @@ import { dashboardRouter } from './dashboard-route.js';
 export interface AppDeps {
   log: Logger;
   operations: Record<string, Operation>;
-  ingest: { sink: IngestSink; token: string } | undefined;
+  /** `listing`: GET /ingest/catalog, the admin CLI's read of users, lists and grants. */
+  ingest: { sink: IngestSink; token: string; listing?: ReadListing } | undefined;
 }
 
 const API_BODY_LIMIT = '1mb';
@@ -65,6 +67,8 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
       readBody(INGEST_BODY_LIMIT, unreadableIngest),
       ingestRoute(ingest.sink),
     );
+    if (ingest.listing)
+      app.get('/ingest/catalog', requireIngestToken(ingest.token), catalogRoute(ingest.listing));
   }
   app.all(
     API12_REST_ROUTE,

@@ -21,6 +21,7 @@ import { transactionalTemplateRender } from '../query-api/render/handler.js';
 import { listAll } from '../query-api/lists/handler.js';
 import { catalogOperations } from '../query-api/catalog-ops.js';
 import { Catalog } from './catalog/catalog.js';
+import { catalogListing, type ListingFilter } from './catalog/listing.js';
 import { openDb, type Db } from './clickhouse/client.js';
 import { EventStore } from './clickhouse/event-store.js';
 import { KafkaProgress } from './clickhouse/kafka-progress.js';
@@ -179,9 +180,11 @@ export async function startService(
     ...catalogOperations({ catalog }),
   };
 
+  const listing = (f: ListingFilter) => catalogListing(db, config.DEFAULT_TIMEZONE, f);
   // Every role listens on PORT: the ingest role for /healthz, /readyz and /metrics only (docs/operations.md "Endpoints").
   const app = createServiceApp({
-    api: config.ROLE !== 'ingest' ? createApp({ log, operations, ingest: { sink, token } }) : undefined,
+    api:
+      config.ROLE !== 'ingest' ? createApp({ log, operations, ingest: { sink, token, listing } }) : undefined,
     operations: Object.keys(operations),
     readiness: { db, consumer: worker, renderer: config.ROLE !== 'ingest' ? renderer : undefined },
     consumerLag: worker ? consumerLagReader(config) : undefined,
