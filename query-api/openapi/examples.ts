@@ -33,8 +33,7 @@ export interface ParamDoc {
 
 const ID = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
 const OPAQUE = { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$' };
-const NOT_GIVEN =
-  ' PHP-false values (`false`, `"false"`, `""`, `"0"`, `0`, `null`, `[]`, `{}`) mean "not given".';
+const NOT_GIVEN = ' A PHP-false value (`false`, `""`, `"0"`, `0`, `null`, …) means not given.';
 const DATE =
   "`YYYY-MM-DD`, `YYYY-MM-DD HH:MM:SS`, ISO 8601 with `T` and an offset, or (in a body) PHP's JSON " +
   'encoding of a DateTime; only the calendar date as written counts.';
