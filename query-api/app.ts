@@ -13,6 +13,7 @@ import { api12Route } from './api12/router.js';
 import { bodyError, readBody } from './body.js';
 import type { IngestSink } from '../ingest/sink.js';
 import { ingestRoute, requireIngestToken } from './ingest-route.js';
+import { catalogRoute, type ReadListing } from './catalog-route.js';
 import { requestFields, requestLog } from './request-log.js';
 import { xmlrpcRoute } from './xmlrpc/route.js';
 import { dashboardRouter } from './dashboard-route.js';
@@ -21,7 +22,8 @@ import { guardCaller, type EdgeGuards } from './edge-guard.js';
 export interface AppDeps {
   log: Logger;
   operations: Record<string, Operation>;
-  ingest: { sink: IngestSink; token: string } | undefined;
+  /** `listing`: GET /ingest/catalog, the admin CLI's read of users, lists and grants. */
+  ingest: { sink: IngestSink; token: string; listing?: ReadListing } | undefined;
   /**
    * Rate limit, credentials and body budget, checked before a body is read (query-api/edge-guard.ts).
    * Without them (apps built by unit tests) the operations still check credentials themselves.
@@ -83,6 +85,8 @@ export function createApp({ log, operations, ingest, edge }: AppDeps): express.E
       readBody(INGEST_BODY_LIMIT, unreadableIngest),
       ingestRoute(ingest.sink),
     );
+    if (ingest.listing)
+      app.get('/ingest/catalog', requireIngestToken(ingest.token), catalogRoute(ingest.listing));
   }
   app.all(
     API12_REST_ROUTE,

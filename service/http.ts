@@ -3,7 +3,7 @@ import type { IngestWorker } from '../ingest/kafka/worker.js';
 import { consumerLagReader } from '../ingest/kafka/lag.js';
 import type { IngestSink } from '../ingest/sink.js';
 import type { Operation } from '../query-api/api12/operation.js';
-import { createApp } from '../query-api/app.js';
+import { createApp, type AppDeps } from '../query-api/app.js';
 import { answerClientErrors } from '../query-api/client-error.js';
 import { createServiceApp } from '../query-api/ops/service-app.js';
 import { edgeGuards } from '../query-api/edge-guard.js';
@@ -20,7 +20,7 @@ export interface HttpDeps {
   db: Db;
   catalog: Catalog;
   operations: Record<string, Operation>;
-  ingest: { sink: IngestSink; token: string };
+  ingest: AppDeps['ingest'] & {};
   worker: IngestWorker | undefined;
   renderer: RenderPool;
 }

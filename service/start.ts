@@ -10,6 +10,7 @@ import { EventStore } from '../shared/clickhouse/event-store.js';
 import { migrate } from '../shared/clickhouse/migrate.js';
 import type { Config } from '../shared/config.js';
 import { createLogger, type Logger } from '../shared/log.js';
+import { catalogListing } from '../shared/catalog/listing.js';
 import { readTemplateCacheFrom } from '../shared/metrics.js';
 import { seedDemo } from './demo.js';
 import { listenHttp } from './http.js';
@@ -41,7 +42,10 @@ export interface Service {
 }
 
 /** config → ClickHouse → migrations → roles → demo seed on an empty embedded store. */
-export async function startService(config: Config, log = createLogger(config.LOG_LEVEL)): Promise<Service> {
+export async function startService(
+  config: Config,
+  log = createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT),
+): Promise<Service> {
   const db = await openDb(config, log);
   await migrate(db, log);
   const catalog = new Catalog(db, config.DEFAULT_TIMEZONE, log);
@@ -77,7 +81,8 @@ export async function startService(config: Config, log = createLogger(config.LOG
     db,
     catalog,
     operations,
-    ingest: { sink, token },
+    // listing: GET /ingest/catalog, the admin CLI's read of users, lists and grants.
+    ingest: { sink, token, listing: (f) => catalogListing(db, config.DEFAULT_TIMEZONE, f) },
     worker,
     renderer,
   });

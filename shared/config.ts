@@ -103,6 +103,8 @@ const envSchema = z.object({
   MAX_PERIOD_DAYS: int(731, 1, 36600),
   DEDUP_WINDOW_DAYS: int(7, 1, 3650),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** auto: one human line per entry when stdout is a terminal, JSON lines otherwise (docs/operations.md "Logs"). */
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   /** How often another process's catalog writes are noticed (ms). */
   CATALOG_POLL_MS: int(250, 10, 60_000),
   /**
