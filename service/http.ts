@@ -1,7 +1,6 @@
 import type { Server } from 'node:http';
 import type { IngestWorker } from '../ingest/kafka/worker.js';
 import { consumerLagReader } from '../ingest/kafka/lag.js';
-import type { IngestSink } from '../ingest/sink.js';
 import type { Operation } from '../query-api/api12/operation.js';
 import { createApp, type AppDeps } from '../query-api/app.js';
 import { answerClientErrors } from '../query-api/client-error.js';
