@@ -55,6 +55,8 @@ export function createServiceApp({
       // A failed reading drops the lag series rather than repeating stale numbers.
       setConsumerLag(await consumerLag().catch(() => []));
     }
+    // mailstats_ready says what /readyz would answer now, whether or not anything probes /readyz.
+    await checkReadiness(readiness);
     res.type(registry.contentType).send(await registry.metrics());
   });
 
