@@ -108,6 +108,21 @@ describe('metrics named by the alert rules and the dashboard, on a running servi
       expect(metricValue(samples, 'mailstats_readiness_check_ok', { check })).toBe(1);
   });
 
+  it('mailstats_ready follows readiness at every scrape, without anything probing /readyz', async () => {
+    svc.db.faultInjector = () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:8123'));
+    try {
+      const down = await scrape(svc.httpUrl);
+      expect(metricValue(down, 'mailstats_ready')).toBe(0);
+      expect(metricValue(down, 'mailstats_readiness_check_ok', { check: 'clickhouse' })).toBe(0);
+      expect(metricValue(down, 'mailstats_readiness_check_ok', { check: 'render_workers' })).toBe(1);
+    } finally {
+      svc.db.faultInjector = undefined;
+    }
+    const up = await scrape(svc.httpUrl);
+    expect(metricValue(up, 'mailstats_ready')).toBe(1);
+    expect(metricValue(up, 'mailstats_readiness_check_ok', { check: 'clickhouse' })).toBe(1);
+  });
+
   it('labels stay bounded: no id, key or path among label values', () => {
     for (const s of samples)
       for (const [k, v] of Object.entries(s.labels)) {
