@@ -64,7 +64,7 @@ const lastWrite = new Gauge({
 
 const ready = new Gauge({
   name: 'mailstats_ready',
-  help: 'What GET /readyz answers: 1 = ready (200), 0 = not ready (503); checked again at every scrape',
+  help: 'What GET /readyz answers: 1 = ready (200), 0 = not ready (503); read again at a scrape when the last reading is over 5 s old',
   registers: [registry],
 });
 
