@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { chromium } from 'playwright-core';
@@ -131,6 +131,7 @@ try {
   const producer = kafka.producer();
   await producer.connect();
   const started = Date.now() / 1000;
+  const loadBefore = loadavg()[0]!.toFixed(1);
   const end = Date.now() + minutes * 60_000;
   let seq = 0;
   const activity = (i: number) => ({
@@ -212,6 +213,7 @@ try {
   await producer.disconnect();
   await sleep((SCRAPE_S + 2) * 1000);
   const stopped = Date.now() / 1000;
+  const loadAfter = loadavg()[0]!.toFixed(1);
 
   // --- each panel's expressions from Prometheus -----------------------------------------------------
   const dashboard = JSON.parse(
@@ -274,6 +276,7 @@ try {
     `scraped every ${SCRAPE_S} s by Prometheus ${await promVersion()} with the shipped rules; each panel is the ` +
     `dashboard's own PromQL (rate interval ${RATE_INTERVAL}) from Prometheus's query_range API, drawn with uPlot. ` +
     `Generated ${new Date().toISOString().slice(0, 16)}Z by scripts/monitoring-screenshot.ts. ` +
+    `Machine: ${cpus().length} cores shared with other work, 1-minute load average ${loadBefore} at the start, ${loadAfter} at the end. ` +
     `Alerts at the end: ${alerts.length ? alerts.join(', ') : 'none'}.`;
   const html = `<!doctype html><html><head><meta charset="utf-8"><style>${uplotCss}
     body{margin:0;padding:12px;background:#111217;color:#ccccdc;font:12px Inter,Arial,sans-serif}
@@ -307,7 +310,7 @@ try {
       width: 500, height: 200,
       scales: { x: { time: true }, y: p.unit === 'percentunit' ? { range: [0, 1] } : { auto: true } },
       axes: [{ stroke: '#9fa1aa', grid: { stroke: '#2c3235' }, ticks: { stroke: '#2c3235' } },
-             { stroke: '#9fa1aa', grid: { stroke: '#2c3235' }, ticks: { stroke: '#2c3235' }, size: 60,
+             { stroke: '#9fa1aa', grid: { stroke: '#2c3235' }, ticks: { stroke: '#2c3235' }, size: 72,
                values: (u, vals) => vals.map((v) => fmt(p.unit, v)) }],
       legend: { live: false },
       cursor: { show: false },
