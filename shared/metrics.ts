@@ -56,6 +56,25 @@ const batchWrite = new Histogram({
   registers: [registry],
 });
 
+const lastWrite = new Gauge({
+  name: 'mailstats_ingest_last_write_timestamp_seconds',
+  help: 'Unix time of the last batch write to ClickHouse that succeeded (0 = none since start); a Kafka chunk whose records were all dead-lettered counts, as the consumer moved on',
+  registers: [registry],
+});
+
+const ready = new Gauge({
+  name: 'mailstats_ready',
+  help: 'What GET /readyz answers: 1 = ready (200), 0 = not ready (503); read again at a scrape when the last reading is over 5 s old',
+  registers: [registry],
+});
+
+const readinessCheck = new Gauge({
+  name: 'mailstats_readiness_check_ok',
+  help: 'Each readiness check of GET /readyz (clickhouse, migrations, render_workers, kafka_consumer): 1 = ok, 0 = failing',
+  labelNames: ['check'] as const,
+  registers: [registry],
+});
+
 const consumerLag = new Gauge({
   name: 'mailstats_kafka_consumer_lag',
   help: 'Messages not yet committed by the consumer group: log end offset − committed offset, per partition (read at scrape time)',
@@ -151,10 +170,18 @@ export const countDeduplicated = (n: number): void => deduplicated.inc(n);
 export async function timeBatchWrite<T>(write: () => Promise<T>): Promise<T> {
   const end = batchWrite.startTimer();
   try {
-    return await write();
+    const result = await write();
+    lastWrite.set(Date.now() / 1000);
+    return result;
   } finally {
     end();
   }
+}
+
+/** The latest readiness reading; the check names are the fixed keys of checkReadiness's `checks`. */
+export function setReadiness(isReady: boolean, checks: Record<string, string>): void {
+  ready.set(isReady ? 1 : 0);
+  for (const [check, state] of Object.entries(checks)) readinessCheck.set({ check }, state === 'ok' ? 1 : 0);
 }
 
 /** Counts a failed ClickHouse operation and hands its error back: `throw clickhouseFailed(err)`. */
