@@ -1,0 +1,50 @@
+import { currentPreset } from './controls.js';
+import { toCsv } from './csv.js';
+import { el } from './dom.js';
+import { resolvePreset, todayIn } from './period.js';
+import { state } from './state.js';
+import { DAY_COLUMNS } from './stats.js';
+import { breakdownRow } from './tables.js';
+
+/** CSV downloads of the two tables. */
+function download(name: string, csv: string): void {
+  const url = URL.createObjectURL(new Blob([csv], { type: 'text/csv;charset=utf-8' }));
+  const a = el('a', undefined, { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+function fileStem(): string {
+  const p = resolvePreset(currentPreset(), todayIn(state.list!.timezone));
+  return `mailstats-list${state.list!.list_id}-${p.from}_${p.to}`;
+}
+
+/** The table of days with the API's own values (numbers as the API answered them). */
+export function exportDays(): void {
+  const rows = state.days.map((r) => [r.date, ...DAY_COLUMNS.map((c) => r[c])]);
+  download(`${fileStem()}-days.csv`, toCsv(['date', ...DAY_COLUMNS], rows));
+}
+
+export function exportWorkflows(): void {
+  const header = [
+    'workflow_id',
+    'workflow_name',
+    'sends_total',
+    'sends_unique',
+    'opens_unique',
+    'opens_unique_percent',
+    'clicks_unique',
+    'clicks_unique_percent',
+    'purchase_count',
+    'purchases_value_ron',
+    'purchases_value_eur',
+    'purchases_value_aov_ron',
+    'purchases_value_aov_eur',
+    'bounce_total',
+    'unsub_total',
+  ];
+  const rows = state.breakdown.map((b) => [b.workflow.workflow_id, b.workflow.name, ...breakdownRow(b).raw]);
+  download(`${fileStem()}-workflows.csv`, toCsv(header, rows));
+}
