@@ -1,5 +1,5 @@
 import { $ } from './dom.js';
-import { resolvePreset, todayIn, type Preset } from './period.js';
+import { isDate, resolvePreset, todayIn, type Preset } from './period.js';
 import { state } from './state.js';
 
 /** What the filter form asks for: the period, the workflows ticked, the trigger typed. */
@@ -27,6 +27,17 @@ export function showCustomInputs(): void {
       stop.value = p.to;
     }
   }
+  updateDateBounds();
+}
+
+/** The date pickers offer only a range that can be asked for: the end not before the start. */
+export function updateDateBounds(): void {
+  const start = $<HTMLInputElement>('start');
+  const stop = $<HTMLInputElement>('stop');
+  const today = state.list ? todayIn(state.list.timezone) : '';
+  start.max = isDate(stop.value) && (!today || stop.value < today) ? stop.value : today;
+  stop.min = isDate(start.value) ? start.value : '';
+  stop.max = today;
 }
 
 export const selectedWorkflowIds = (): number[] =>
@@ -34,8 +45,26 @@ export const selectedWorkflowIds = (): number[] =>
     Number(i.value),
   );
 
-export function triggerParam(): { trigger_id?: string } {
-  const v = $<HTMLInputElement>('trigger').value.trim();
-  // Sent as typed: a wrong value is the API's 406 to show.
-  return v ? { trigger_id: v } : {};
+export const triggerText = (): string => $<HTMLInputElement>('trigger').value.trim();
+
+export function triggerParam(): { trigger_id?: number } {
+  const v = triggerText();
+  return v ? { trigger_id: Number(v) } : {};
+}
+
+/**
+ * What is wrong with the filters, caught before the API is called (a message naming it), or undefined.
+ * The API checks the same (its 406 names the param); the page says it in the user's terms first.
+ */
+export function filterProblem(preset: Preset): string | undefined {
+  if (preset.kind === 'custom') {
+    if (!isDate(preset.start)) return 'Pick a start date for the custom range.';
+    if (!isDate(preset.stop)) return 'Pick an end date for the custom range.';
+    if (preset.stop < preset.start)
+      return `The end date ${preset.stop} is before the start date ${preset.start}: pick an end on or after the start.`;
+  }
+  const t = triggerText();
+  if (t && !(/^\d{1,15}$/.test(t) && Number(t) > 0))
+    return `Trigger id “${t}” is not a trigger id: type a whole number above 0, or leave it empty for any trigger.`;
+  return undefined;
 }

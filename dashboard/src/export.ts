@@ -4,7 +4,7 @@ import { el } from './dom.js';
 import { resolvePreset, todayIn } from './period.js';
 import { state } from './state.js';
 import { DAY_COLUMNS } from './stats.js';
-import { breakdownRow } from './tables.js';
+import type { WorkflowRow } from './workflow-table.js';
 
 /** CSV downloads of the two tables. */
 function download(name: string, csv: string): void {
@@ -27,6 +27,25 @@ export function exportDays(): void {
   download(`${fileStem()}-days.csv`, toCsv(['date', ...DAY_COLUMNS], rows));
 }
 
+/** Numbers as the API writes them: money in units with 2 decimals, rates in % (0 when no sends). */
+function workflowValues({ totals: t }: WorkflowRow): number[] {
+  return [
+    t.counts.sends_total,
+    t.counts.sends_unique,
+    t.counts.opens_unique,
+    t.openRate,
+    t.counts.clicks_unique,
+    t.clickRate,
+    t.counts.purchase_count,
+    t.revenueRonCents / 100,
+    t.revenueEurCents / 100,
+    t.aovRonCents / 100,
+    t.aovEurCents / 100,
+    t.counts.bounce_total,
+    t.counts.unsub_total,
+  ];
+}
+
 export function exportWorkflows(): void {
   const header = [
     'workflow_id',
@@ -45,6 +64,6 @@ export function exportWorkflows(): void {
     'bounce_total',
     'unsub_total',
   ];
-  const rows = state.breakdown.map((b) => [b.workflow.workflow_id, b.workflow.name, ...breakdownRow(b).raw]);
+  const rows = state.breakdown.map((b) => [b.workflow.workflow_id, b.workflow.name, ...workflowValues(b)]);
   download(`${fileStem()}-workflows.csv`, toCsv(header, rows));
 }

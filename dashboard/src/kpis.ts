@@ -1,100 +1,102 @@
+import { changeText, ratioChange } from './change-text.js';
 import { $, el } from './dom.js';
-import { format1, format2, formatCents, formatInt } from './format.js';
+import { format2, formatCents, formatInt } from './format.js';
 import type { ResolvedPeriod } from './period.js';
 import { state } from './state.js';
-import { changeOf, pointsChange, type Change, type Totals } from './totals.js';
+import { changeOf, type Change, type Totals } from './totals.js';
 
-/** The period line and the KPI cards (totals and their change against the previous period). */
-export function renderPeriodText(p: ResolvedPeriod, comparable: boolean): void {
-  $('period-text').textContent = comparable
+/** The period line and the KPI cards (totals, their change against the previous period, and its value). */
+export function periodText(p: ResolvedPeriod, comparable: boolean): string {
+  return comparable
     ? `${p.from} – ${p.to}, compared with ${p.previous.from} – ${p.previous.to} (${state.list!.timezone})`
     : `${p.from} – ${p.to} (${state.list!.timezone})`;
 }
 
-/** Fewer is better for bounces and unsubscribes: their arrows keep their direction, their colours swap. */
-function changeText(c: Change | undefined, fewerIsBetter = false): { text: string; cls: string } {
-  const good = (up: boolean) => (up !== fewerIsBetter ? 'up' : 'down');
-  if (!c) return { text: 'no comparison', cls: 'same' };
-  switch (c.kind) {
-    case 'same':
-      return { text: 'no change', cls: 'same' };
-    case 'new':
-      return { text: 'new (none before)', cls: good(true) };
-    case 'percent':
-      return {
-        text: `${c.value > 0 ? '▲ +' : '▼ −'}${format1(Math.abs(c.value))} %`,
-        cls: good(c.value > 0),
-      };
-    case 'points':
-      return {
-        text: `${c.value > 0 ? '▲ +' : '▼ −'}${format2(Math.abs(c.value))} pp`,
-        cls: good(c.value > 0),
-      };
-  }
+interface Card {
+  key: string;
+  label: string;
+  value: string;
+  /** The previous period's value as shown, beside the change. */
+  previous: string | undefined;
+  change: Change | undefined;
 }
+
+const rate = (r: number, sends: number) => (sends === 0 ? '—' : `${format2(r)} %`);
+const aov = (cents: number, purchases: number) => (purchases === 0 ? '—' : formatCents(cents));
 
 export function renderTotals(t: Totals, prev: Totals | undefined): void {
   const currency = state.list!.currency;
-  const money: [string, number, number | undefined][] = [
-    ['Revenue RON', t.revenueRonCents, prev?.revenueRonCents],
-    ['Revenue EUR', t.revenueEurCents, prev?.revenueEurCents],
-    ['AOV RON', t.aovRonCents, prev?.aovRonCents],
-    ['AOV EUR', t.aovEurCents, prev?.aovEurCents],
-  ];
-  // The list's display currency first.
-  if (currency === 'EUR') money.sort((a, b) => Number(b[0].endsWith('EUR')) - Number(a[0].endsWith('EUR')));
-  const cards: { key: string; label: string; value: string; change: Change | undefined }[] = [
-    {
-      key: 'sends',
-      label: 'Sends',
-      value: formatInt(t.counts.sends_total),
-      change: prev && changeOf(t.counts.sends_total, prev.counts.sends_total),
-    },
+  const n = t.counts;
+  const p = prev?.counts;
+  const count = (key: string, label: string, field: keyof Totals['counts']): Card => ({
+    key,
+    label,
+    value: formatInt(n[field]),
+    previous: p && formatInt(p[field]),
+    change: p && changeOf(n[field], p[field]),
+  });
+  const money: Card[] = (['RON', 'EUR'] as const).flatMap((c) => {
+    const cur = c === 'RON' ? t.revenueRonCents : t.revenueEurCents;
+    const before = c === 'RON' ? prev?.revenueRonCents : prev?.revenueEurCents;
+    const a = c === 'RON' ? t.aovRonCents : t.aovEurCents;
+    const aBefore = c === 'RON' ? prev?.aovRonCents : prev?.aovEurCents;
+    return [
+      {
+        key: `revenue-${c.toLowerCase()}`,
+        label: `Revenue ${c}`,
+        value: formatCents(cur),
+        previous: before === undefined ? undefined : formatCents(before),
+        change: before === undefined ? undefined : changeOf(cur, before),
+      },
+      {
+        key: `aov-${c.toLowerCase()}`,
+        label: `AOV ${c}`,
+        value: aov(a, n.purchase_count),
+        previous: aBefore === undefined ? undefined : aov(aBefore, p!.purchase_count),
+        change:
+          aBefore === undefined
+            ? undefined
+            : ratioChange(a, n.purchase_count, aBefore, p!.purchase_count, 'percent'),
+      },
+    ];
+  });
+  // Revenue, then AOV; the list's display currency first.
+  const ordered = [money[0]!, money[2]!, money[1]!, money[3]!];
+  if (currency === 'EUR')
+    ordered.sort((a, b) => Number(b.key.endsWith('eur')) - Number(a.key.endsWith('eur')));
+  const cards: Card[] = [
+    count('sends', 'Sends', 'sends_total'),
     {
       key: 'open-rate',
       label: 'Unique open rate',
-      value: `${format2(t.openRate)} %`,
-      change: prev && pointsChange(t.openRate, prev.openRate),
+      value: rate(t.openRate, n.sends_unique),
+      previous: prev && rate(prev.openRate, p!.sends_unique),
+      change: prev && ratioChange(t.openRate, n.sends_unique, prev.openRate, p!.sends_unique, 'points'),
     },
     {
       key: 'click-rate',
       label: 'Unique click rate',
-      value: `${format2(t.clickRate)} %`,
-      change: prev && pointsChange(t.clickRate, prev.clickRate),
+      value: rate(t.clickRate, n.sends_unique),
+      previous: prev && rate(prev.clickRate, p!.sends_unique),
+      change: prev && ratioChange(t.clickRate, n.sends_unique, prev.clickRate, p!.sends_unique, 'points'),
     },
-    {
-      key: 'purchases',
-      label: 'Purchases',
-      value: formatInt(t.counts.purchase_count),
-      change: prev && changeOf(t.counts.purchase_count, prev.counts.purchase_count),
-    },
-    ...money.map(([label, cents, p]) => ({
-      key: label.toLowerCase().replace(' ', '-'),
-      label,
-      value: formatCents(cents),
-      change: p === undefined ? undefined : changeOf(cents, p),
-    })),
-    {
-      key: 'bounces',
-      label: 'Bounces',
-      value: formatInt(t.counts.bounce_total),
-      change: prev && changeOf(t.counts.bounce_total, prev.counts.bounce_total),
-    },
-    {
-      key: 'unsubscribes',
-      label: 'Unsubscribes',
-      value: formatInt(t.counts.unsub_total),
-      change: prev && changeOf(t.counts.unsub_total, prev.counts.unsub_total),
-    },
+    count('purchases', 'Purchases', 'purchase_count'),
+    ...ordered,
+    count('bounces', 'Bounces', 'bounce_total'),
+    count('unsubscribes', 'Unsubscribes', 'unsub_total'),
   ];
   $('kpis').replaceChildren(
     ...cards.map((c) => {
       const card = el('div', undefined, { class: 'kpi', 'data-kpi': c.key });
       const ch = changeText(c.change, c.key === 'bounces' || c.key === 'unsubscribes');
+      const line = el('span', undefined, { class: 'kpi-compare' });
+      line.append(el('span', ch.text, { class: `kpi-change ${ch.cls}` }));
+      if (c.previous !== undefined)
+        line.append(el('span', ` · before: ${c.previous}`, { class: 'kpi-prev' }));
       card.append(
         el('span', c.label, { class: 'kpi-label' }),
         el('strong', c.value, { class: 'kpi-value' }),
-        el('span', ch.text, { class: `kpi-change ${ch.cls}` }),
+        line,
       );
       return card;
     }),

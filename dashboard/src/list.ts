@@ -1,19 +1,23 @@
 import { callApi, type AccountEntry, type WorkflowEntry } from './api.js';
-import { $, el, messageOf, show } from './dom.js';
-import { reload, setState, setStatus } from './load.js';
+import { showCustomInputs } from './controls.js';
+import { $, el } from './dom.js';
+import { reload } from './load.js';
+import { setState, setStatus, showFailure } from './results.js';
+import { messageOf } from './dom.js';
 import { state } from './state.js';
 import { renderAccountChoices } from './templates.js';
+import type { View } from './url-state.js';
 
-/** The list chosen, and its workflows to tick. */
-export async function selectList(listId: string): Promise<void> {
+/** The list chosen, and its workflows to tick; a view from the page's address applied on top. */
+/** `view`: the filters to apply after a sign-in (from the page's address); a list change keeps them. */
+export async function selectList(listId: string, view?: View): Promise<void> {
   const list = state.lists.find((l) => l.list_id === listId);
   if (!list || !state.session) return;
   state.list = list;
   $<HTMLSelectElement>('list').value = list.list_id;
-  show(
-    $('list-meta'),
-    `${list.list_name} · list #${list.list_id} · time zone ${list.timezone} · currency ${list.currency}`,
-  );
+  const meta = $('list-meta');
+  meta.textContent = `${list.list_name} · list #${list.list_id} · time zone ${list.timezone} · currency ${list.currency}`;
+  meta.hidden = false;
   const seq = ++state.seq;
   setStatus('Loading the list…', true);
   setState('loading');
@@ -33,12 +37,28 @@ export async function selectList(listId: string): Promise<void> {
     state.accounts = [];
     renderWorkflowChoices();
     renderAccountChoices();
-    setStatus('', false);
-    setState('error');
-    show($('error'), messageOf(err));
+    showFailure(messageOf(err), undefined);
     return;
   }
+  if (view) applyView(view);
   await reload();
+}
+
+/**
+ * Puts a shared or bookmarked view into the filters, the defaults for what it does not say; what does
+ * not fit this list (a workflow of another list, an unknown period) is left out.
+ */
+function applyView(v: View): void {
+  const period = $<HTMLSelectElement>('period');
+  period.value = v.period && [...period.options].some((o) => o.value === v.period) ? v.period : 'days:30';
+  $<HTMLInputElement>('start').value = v.period === 'custom' ? (v.from ?? '') : '';
+  $<HTMLInputElement>('stop').value = v.period === 'custom' ? (v.to ?? '') : '';
+  showCustomInputs();
+  $<HTMLInputElement>('trigger').value = v.trigger ?? '';
+  for (const id of v.workflows ?? []) {
+    const box = $('workflow-list').querySelector<HTMLInputElement>(`input[value="${id}"]`);
+    if (box) box.checked = true;
+  }
 }
 
 function renderWorkflowChoices(): void {

@@ -1,13 +1,16 @@
 import { callApi, type Session } from './api.js';
-import { currentPreset, selectedWorkflowIds, triggerParam } from './controls.js';
+import { currentPreset, filterProblem, selectedWorkflowIds, triggerParam, triggerText } from './controls.js';
 import { renderCharts } from './daily-charts.js';
-import { $, messageOf, show } from './dom.js';
-import { renderPeriodText, renderTotals } from './kpis.js';
+import { renderDays } from './days-table.js';
+import { $, messageOf } from './dom.js';
+import { periodText, renderTotals } from './kpis.js';
 import { isComparable, resolvePreset, todayIn, type ResolvedPeriod } from './period.js';
-import { state, type BreakdownRow } from './state.js';
+import { markLoading, setState, setStatus, showEmpty, showFailure, showFigures } from './results.js';
+import { state } from './state.js';
 import type { StatsRecord } from './stats.js';
-import { renderBreakdown, renderDays } from './tables.js';
 import { totalsOf } from './totals.js';
+import { writeView } from './url-state.js';
+import { clearBreakdown, renderBreakdown, type WorkflowRow } from './workflow-table.js';
 
 /** Fetching the figures for what the filters ask, and handing them to the parts that show them. */
 
@@ -16,90 +19,112 @@ const MAX_WORKFLOW_IDS = 1000;
 /** Per-workflow stats calls in flight at once. */
 const CONCURRENCY = 4;
 
-export function setStatus(text: string, busy: boolean): void {
-  $('status').textContent = text;
-  $('app').setAttribute('aria-busy', String(busy));
-}
-
-/** `loading` → `loaded` (everything shown, per-workflow table included) or `error`: for people and tests. */
-export const setState = (s: 'loading' | 'loaded' | 'error') => ($('app').dataset.state = s);
+type Common = { list_id: number; workflow_ids?: number[]; trigger_id?: number };
 
 export async function reload(): Promise<void> {
   const session = state.session;
   const list = state.list;
   if (!session || !list) return;
   const seq = ++state.seq;
-  const period = resolvePreset(currentPreset(), todayIn(list.timezone));
+  const preset = currentPreset();
   const ids = selectedWorkflowIds();
-  show($('error'), undefined);
-  if (ids.length > MAX_WORKFLOW_IDS) {
-    setState('error');
-    show($('error'), `Pick at most ${MAX_WORKFLOW_IDS} workflows (the API's limit), or none for all.`);
+  writeView({
+    list: list.list_id,
+    period: $<HTMLSelectElement>('period').value,
+    from: preset.kind === 'custom' ? preset.start : undefined,
+    to: preset.kind === 'custom' ? preset.stop : undefined,
+    workflows: ids,
+    trigger: triggerText(),
+  });
+  $<HTMLButtonElement>('export-days').disabled = true;
+  $<HTMLButtonElement>('export-workflows').disabled = true;
+  const problem =
+    filterProblem(preset) ??
+    (ids.length > MAX_WORKFLOW_IDS
+      ? `Pick at most ${MAX_WORKFLOW_IDS} workflows (the API's limit), or none for all.`
+      : undefined);
+  if (problem) {
+    showFailure(problem, undefined);
     return;
   }
-  const common = {
+  const period = resolvePreset(preset, todayIn(list.timezone));
+  const comparable = isComparable(period);
+  const line = periodText(period, comparable);
+  const common: Common = {
     list_id: Number(list.list_id),
     ...(ids.length > 0 ? { workflow_ids: ids } : {}),
     ...triggerParam(),
   };
-  setStatus('Loading…', true);
-  setState('loading');
-  $<HTMLButtonElement>('export-days').disabled = true;
-  $<HTMLButtonElement>('export-workflows').disabled = true;
-  const comparable = isComparable(period);
+  markLoading(line);
+  let current: StatsRecord[];
   try {
-    const [current, previous] = await Promise.all([
+    const [now, previous] = await Promise.all([
       callApi<StatsRecord[]>(session, 'automation.stats', { ...common, ...period.params }),
       comparable
         ? callApi<StatsRecord[]>(session, 'automation.stats', { ...common, ...period.previous.params })
         : Promise.resolve(undefined),
     ]);
     if (seq !== state.seq) return;
+    current = now;
     state.days = current;
-    renderPeriodText(period, comparable);
-    renderTotals(totalsOf(current), previous && totalsOf(previous));
-    renderCharts(current);
+    if (current.length === 0) {
+      showEmpty(line);
+      return;
+    }
+    const totals = totalsOf(current);
+    renderTotals(totals, previous && totalsOf(previous));
+    renderCharts(current, period.from, period.to, totals);
     renderDays(current);
+    showFigures(line);
     $<HTMLButtonElement>('export-days').disabled = false;
-    setStatus(`Loaded ${current.length} day${current.length === 1 ? '' : 's'} with activity.`, false);
+    setStatus(`Loaded ${current.length} day${current.length === 1 ? '' : 's'} with activity.`, true);
   } catch (err) {
     if (seq !== state.seq) return;
-    setStatus('', false);
-    setState('error');
-    show($('error'), messageOf(err));
+    showFailure(messageOf(err), line);
     return;
   }
-  await loadBreakdown(seq, session, period, common);
+  await loadBreakdown(seq, session, period, comparable, common, current.length);
 }
 
-/** One stats call per workflow (the ticked ones, or all of the list's), a few at a time. */
+const fetchRecords = (session: Session, params: object) =>
+  callApi<StatsRecord[]>(session, 'automation.stats', params);
+
+/** Two stats calls per workflow (this period and the previous one), a few workflows at a time. */
 async function loadBreakdown(
   seq: number,
   session: Session,
   period: ResolvedPeriod,
-  common: { list_id: number; trigger_id?: string },
+  comparable: boolean,
+  common: Common,
+  days: number,
 ): Promise<void> {
-  const ids = new Set(selectedWorkflowIds());
+  const ids = new Set(common.workflow_ids ?? []);
   const workflows = ids.size > 0 ? state.workflows.filter((w) => ids.has(w.workflow_id)) : state.workflows;
-  const rows: BreakdownRow[] = new Array(workflows.length);
+  const rows: WorkflowRow[] = new Array(workflows.length);
+  const all: { now: StatsRecord[]; before: StatsRecord[] } = { now: [], before: [] };
   const status = $('wf-status');
+  clearBreakdown();
   let done = 0;
   let failed: unknown;
   status.textContent = workflows.length ? `Loading ${workflows.length} workflows…` : 'No workflows to show.';
-  $('wf').replaceChildren();
   let next = 0;
   const worker = async () => {
     while (next < workflows.length && seq === state.seq && failed === undefined) {
       const i = next++;
       const w = workflows[i]!;
+      const params = {
+        list_id: common.list_id,
+        workflow_ids: [w.workflow_id],
+        ...(common.trigger_id ? { trigger_id: common.trigger_id } : {}),
+      };
       try {
-        const records = await callApi<StatsRecord[]>(session, 'automation.stats', {
-          list_id: common.list_id,
-          workflow_ids: [w.workflow_id],
-          ...(common.trigger_id ? { trigger_id: common.trigger_id } : {}),
-          ...period.params,
-        });
-        rows[i] = { workflow: w, totals: totalsOf(records) };
+        const [now, before] = await Promise.all([
+          fetchRecords(session, { ...params, ...period.params }),
+          comparable ? fetchRecords(session, { ...params, ...period.previous.params }) : undefined,
+        ]);
+        rows[i] = { workflow: w, totals: totalsOf(now), previous: before && totalsOf(before) };
+        all.now.push(...now);
+        if (before) all.before.push(...before);
         done++;
         if (seq === state.seq) status.textContent = `Loading workflows… ${done}/${workflows.length}`;
       } catch (err) {
@@ -109,13 +134,17 @@ async function loadBreakdown(
   };
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, workflows.length) }, worker));
   if (seq !== state.seq) return;
+  setStatus(`Loaded ${days} day${days === 1 ? '' : 's'} with activity.`, false);
   if (failed !== undefined) {
     status.textContent = `Per-workflow figures failed: ${messageOf(failed)}`;
     setState('error');
     return;
   }
   state.breakdown = rows;
-  renderBreakdown(rows);
+  renderBreakdown(rows, {
+    totals: totalsOf(all.now),
+    previous: comparable ? totalsOf(all.before) : undefined,
+  });
   status.textContent = workflows.length ? `${workflows.length} workflows.` : 'No workflows to show.';
   $<HTMLButtonElement>('export-workflows').disabled = workflows.length === 0;
   setState('loaded');

@@ -1,6 +1,6 @@
 import './style.css';
 import { followWidth } from './charts.js';
-import { showCustomInputs } from './controls.js';
+import { showCustomInputs, updateDateBounds } from './controls.js';
 import { $ } from './dom.js';
 import { exportDays, exportWorkflows } from './export.js';
 import { selectList } from './list.js';
@@ -22,8 +22,12 @@ $('period').addEventListener('change', () => {
   showCustomInputs();
   void reload();
 });
-$('start').addEventListener('change', () => void reload());
-$('stop').addEventListener('change', () => void reload());
+for (const id of ['start', 'stop']) {
+  $(id).addEventListener('change', () => {
+    updateDateBounds();
+    void reload();
+  });
+}
 $('trigger').addEventListener('change', () => void reload());
 $('workflow-list').addEventListener('change', () => void reload());
 $('export-days').addEventListener('click', exportDays);
@@ -33,10 +37,10 @@ $('tpl-form').addEventListener('submit', (e) => {
   e.preventDefault();
   void renderTemplate();
 });
-for (const id of ['chart-activity', 'chart-revenue', 'chart-aov']) followWidth($(id));
+for (const id of ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov']) followWidth($(id));
 
 const saved = loadSession();
 if (saved) {
   $<HTMLInputElement>('user-id').value = saved.userId;
-  void signIn(saved);
+  void signIn(saved, false);
 }

@@ -1,12 +1,8 @@
 import type { AccountEntry, ListEntry, Session, WorkflowEntry } from './api.js';
 import type { StatsRecord } from './stats.js';
-import type { Totals } from './totals.js';
+import type { WorkflowRow } from './workflow-table.js';
 
 /** What the page knows: the session, the list chosen, and the figures shown (for the CSV exports). */
-export interface BreakdownRow {
-  workflow: WorkflowEntry;
-  totals: Totals;
-}
 
 export interface State {
   session: Session | undefined;
@@ -16,7 +12,7 @@ export interface State {
   accounts: AccountEntry[];
   /** The records shown, for the CSV exports. */
   days: StatsRecord[];
-  breakdown: BreakdownRow[];
+  breakdown: WorkflowRow[];
   /** Bumped on every reload: answers of an older reload are dropped. */
   seq: number;
 }
