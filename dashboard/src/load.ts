@@ -68,7 +68,7 @@ export async function reload(): Promise<void> {
     current = now;
     state.days = current;
     if (current.length === 0) {
-      showEmpty(line);
+      showEmpty(line, `${period.from} – ${period.to}`);
       return;
     }
     const totals = totalsOf(current);

@@ -45,12 +45,12 @@ export function showFigures(periodLine: string): void {
 }
 
 /** A period without any activity: said once, with how data arrives, instead of a wall of zeros. */
-export function showEmpty(periodLine: string): void {
+export function showEmpty(periodLine: string, range: string): void {
   clearFigures();
   $('period-text').textContent = periodLine;
   $('results').hidden = true;
   $('empty').hidden = false;
-  $('empty-text').textContent = `Nothing was recorded for this list and these filters in ${periodLine}.`;
+  $('empty-text').textContent = `Nothing was recorded for this list and these filters from ${range}.`;
   // The section above says it; the status line stays quiet so the page says it once.
   setStatus('', false);
   setState('loaded');
