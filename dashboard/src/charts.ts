@@ -15,6 +15,8 @@ export interface SeriesSpec {
   summary: string;
   /** Drawn dotted: the previous period, laid over the current one day by day. */
   dotted?: boolean;
+  /** 'right': on an axis of its own at the right (another currency: never flattened on the left one). */
+  axis?: 'left' | 'right';
 }
 
 /**
@@ -44,6 +46,18 @@ function widthOf(el: HTMLElement): number {
   return Math.max(240, Math.floor(el.clientWidth || WIDTH_FALLBACK));
 }
 
+/** A value axis: whole ticks without decimals, as wide as its longest label, named when given. */
+function yAxis(scale: string, side: 1 | 3, name: string | undefined): uPlot.Axis {
+  return {
+    scale,
+    side,
+    grid: { show: side === 3 },
+    ...(name ? { label: name, labelSize: 18 } : {}),
+    values: (_u, vals) => vals.map((v) => (Number.isInteger(v) ? formatInt(v) : format2(v))),
+    size: (_u, values) => 16 + 8 * Math.max(3, ...(values ?? []).map((v) => v.length)),
+  };
+}
+
 export function clearChart(el: HTMLElement, text = ''): void {
   charts.get(el)?.destroy();
   charts.delete(el);
@@ -56,6 +70,8 @@ export function drawChart(
   xs: number[],
   series: SeriesSpec[],
   kind: 'count' | 'money' | 'percent',
+  /** Names of the left and right axes (e.g. the currencies), shown beside them. */
+  axisNames: [string?, string?] = [],
 ): void {
   clearChart(el);
   if (xs.length === 0) return;
@@ -64,6 +80,16 @@ export function drawChart(
   el.dataset.series = JSON.stringify({
     x: xs.map((x) => new Date(x * 1000).toISOString().slice(0, 10)),
     series: Object.fromEntries(series.map((s) => [s.label, s.values])),
+    axes: {
+      left: {
+        name: axisNames[0] ?? '',
+        series: series.filter((s) => s.axis !== 'right').map((s) => s.label),
+      },
+      right: {
+        name: axisNames[1] ?? '',
+        series: series.filter((s) => s.axis === 'right').map((s) => s.label),
+      },
+    },
   });
   const fmt = kind === 'count' ? formatInt : format2;
   const unit = kind === 'percent' ? ' %' : '';
@@ -74,14 +100,11 @@ export function drawChart(
       height: HEIGHT,
       tzDate: utc,
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true, range: [xs[0]!, xs.at(-1)!] } },
+      scales: { x: { time: true, range: [xs[0]!, xs.at(-1)!] }, y: {}, right: {} },
       axes: [
         { values: (_u, vals) => vals.map(dayMonth) },
-        {
-          // Whole ticks without decimals; the axis as wide as its longest label.
-          values: (_u, vals) => vals.map((v) => (Number.isInteger(v) ? formatInt(v) : fmt(v))),
-          size: (_u, values) => 16 + 8 * Math.max(3, ...(values ?? []).map((v) => v.length)),
-        },
+        yAxis('y', 3, axisNames[0]),
+        ...(series.some((s) => s.axis === 'right') ? [yAxis('right', 1, axisNames[1])] : []),
       ],
       series: [
         {
@@ -90,6 +113,7 @@ export function drawChart(
         },
         ...series.map((s) => ({
           label: s.label,
+          scale: s.axis === 'right' ? 'right' : 'y',
           stroke: s.color,
           width: s.dotted ? 1.5 : 2,
           ...(s.dotted ? { dash: [2, 4] } : {}),

@@ -1,4 +1,5 @@
 import { drawChart, PALETTE } from './charts.js';
+import { currenciesOf } from './currency.js';
 import { aovSeries, countSeries, frameOf, rateSeries, xsOf } from './daily.js';
 import { $ } from './dom.js';
 import { format2, formatCents, formatInt } from './format.js';
@@ -6,7 +7,13 @@ import type { StatsRecord } from './stats.js';
 import type { Totals } from './totals.js';
 
 /** The daily charts of the page over the whole period asked for: activity, rates, revenue, AOV. */
-export function renderCharts(records: StatsRecord[], from: string, to: string, t: Totals): void {
+export function renderCharts(
+  records: StatsRecord[],
+  from: string,
+  to: string,
+  t: Totals,
+  currency: string,
+): void {
   const f = frameOf(records, from, to);
   const xs = xsOf(f);
   const total = (n: number) => `${formatInt(n)} in all`;
@@ -51,32 +58,40 @@ export function renderCharts(records: StatsRecord[], from: string, to: string, t
     ],
     'percent',
   );
+  // The list's currency on the left axis, the other on an axis of its own: neither flattened.
+  const { main, other } = currenciesOf(currency);
+  const money = (c: 'RON' | 'EUR') => ({
+    revenue: countSeries(f, c === 'RON' ? 'purchases_value_ron' : 'purchases_value_eur'),
+    revenueCents: c === 'RON' ? t.revenueRonCents : t.revenueEurCents,
+    aov: aovSeries(f, c === 'RON' ? 'ron' : 'eur'),
+    aovCents: c === 'RON' ? t.aovRonCents : t.aovEurCents,
+    color: c === main ? PALETTE.purple : PALETTE.teal,
+  });
+  const [m, o] = [money(main), money(other)];
   drawChart(
     $('chart-revenue'),
     xs,
     [
+      { label: main, color: m.color, values: m.revenue, summary: `${formatCents(m.revenueCents)} in all` },
       {
-        label: 'RON',
-        color: PALETTE.purple,
-        values: countSeries(f, 'purchases_value_ron'),
-        summary: `${formatCents(t.revenueRonCents)} in all`,
-      },
-      {
-        label: 'EUR',
-        color: PALETTE.teal,
-        values: countSeries(f, 'purchases_value_eur'),
-        summary: `${formatCents(t.revenueEurCents)} in all`,
+        label: other,
+        color: o.color,
+        values: o.revenue,
+        summary: `${formatCents(o.revenueCents)} in all`,
+        axis: 'right',
       },
     ],
     'money',
+    [main, other],
   );
   drawChart(
     $('chart-aov'),
     xs,
     [
-      { label: 'AOV RON', color: PALETTE.purple, values: aovSeries(f, 'ron'), summary: aov(t.aovRonCents) },
-      { label: 'AOV EUR', color: PALETTE.teal, values: aovSeries(f, 'eur'), summary: aov(t.aovEurCents) },
+      { label: `AOV ${main}`, color: m.color, values: m.aov, summary: aov(m.aovCents) },
+      { label: `AOV ${other}`, color: o.color, values: o.aov, summary: aov(o.aovCents), axis: 'right' },
     ],
     'money',
+    [main, other],
   );
 }

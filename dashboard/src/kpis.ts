@@ -1,5 +1,6 @@
 import { changeText, ratioChange } from './change-text.js';
-import { $, el } from './dom.js';
+import { currenciesOf, currencyNote } from './currency.js';
+import { $, el, show } from './dom.js';
 import { format2, formatCents, formatInt } from './format.js';
 import type { ResolvedPeriod } from './period.js';
 import { state } from './state.js';
@@ -19,6 +20,10 @@ interface Card {
   /** The previous period's value as shown, beside the change. */
   previous: string | undefined;
   change: Change | undefined;
+  /** A currency shown after the figure. */
+  unit?: string;
+  /** The other currency: shown smaller, after the list's own. */
+  secondary?: boolean;
 }
 
 const rate = (r: number, sends: number) => (sends === 0 ? '—' : `${format2(r)} %`);
@@ -35,7 +40,8 @@ export function renderTotals(t: Totals, prev: Totals | undefined): void {
     previous: p && formatInt(p[field]),
     change: p && changeOf(n[field], p[field]),
   });
-  const money: Card[] = (['RON', 'EUR'] as const).flatMap((c) => {
+  const { main, other } = currenciesOf(currency);
+  const money: Card[] = [main, other].flatMap((c) => {
     const cur = c === 'RON' ? t.revenueRonCents : t.revenueEurCents;
     const before = c === 'RON' ? prev?.revenueRonCents : prev?.revenueEurCents;
     const a = c === 'RON' ? t.aovRonCents : t.aovEurCents;
@@ -43,14 +49,18 @@ export function renderTotals(t: Totals, prev: Totals | undefined): void {
     return [
       {
         key: `revenue-${c.toLowerCase()}`,
-        label: `Revenue ${c}`,
+        label: c === main ? 'Revenue' : `Revenue in ${c}`,
+        unit: c,
+        secondary: c !== main,
         value: formatCents(cur),
         previous: before === undefined ? undefined : formatCents(before),
         change: before === undefined ? undefined : changeOf(cur, before),
       },
       {
         key: `aov-${c.toLowerCase()}`,
-        label: `AOV ${c}`,
+        label: c === main ? 'Average order value' : `AOV in ${c}`,
+        unit: c,
+        secondary: c !== main,
         value: aov(a, n.purchase_count),
         previous: aBefore === undefined ? undefined : aov(aBefore, p!.purchase_count),
         change:
@@ -60,10 +70,6 @@ export function renderTotals(t: Totals, prev: Totals | undefined): void {
       },
     ];
   });
-  // Revenue, then AOV; the list's display currency first.
-  const ordered = [money[0]!, money[2]!, money[1]!, money[3]!];
-  if (currency === 'EUR')
-    ordered.sort((a, b) => Number(b.key.endsWith('eur')) - Number(a.key.endsWith('eur')));
   const cards: Card[] = [
     count('sends', 'Sends', 'sends_total'),
     {
@@ -81,23 +87,31 @@ export function renderTotals(t: Totals, prev: Totals | undefined): void {
       change: prev && ratioChange(t.clickRate, n.sends_unique, prev.clickRate, p!.sends_unique, 'points'),
     },
     count('purchases', 'Purchases', 'purchase_count'),
-    ...ordered,
+    // The list's currency with the main figures; the other after them, smaller.
+    money[0]!,
+    money[1]!,
     count('bounces', 'Bounces', 'bounce_total'),
     count('unsubscribes', 'Unsubscribes', 'unsub_total'),
+    money[2]!,
+    money[3]!,
   ];
+  show($('currency-note'), currencyNote(currenciesOf(currency)));
   $('kpis').replaceChildren(
     ...cards.map((c) => {
-      const card = el('div', undefined, { class: 'kpi', 'data-kpi': c.key });
+      const card = el('div', undefined, { class: c.secondary ? 'kpi secondary' : 'kpi', 'data-kpi': c.key });
       const ch = changeText(c.change, c.key === 'bounces' || c.key === 'unsubscribes');
       const line = el('span', undefined, { class: 'kpi-compare' });
       line.append(el('span', ch.text, { class: `kpi-change ${ch.cls}` }));
       if (c.previous !== undefined)
-        line.append(el('span', ` · before: ${c.previous}`, { class: 'kpi-prev' }));
-      card.append(
-        el('span', c.label, { class: 'kpi-label' }),
-        el('strong', c.value, { class: 'kpi-value' }),
-        line,
-      );
+        line.append(
+          el('span', ` · before: ${c.previous}${c.unit && c.previous !== '—' ? ` ${c.unit}` : ''}`, {
+            class: 'kpi-prev',
+          }),
+        );
+      const figure = el('span', undefined, { class: 'kpi-figure' });
+      figure.append(el('strong', c.value, { class: 'kpi-value' }));
+      if (c.unit && c.value !== '—') figure.append(el('span', ` ${c.unit}`, { class: 'kpi-unit' }));
+      card.append(el('span', c.label, { class: 'kpi-label' }), figure, line);
       return card;
     }),
   );

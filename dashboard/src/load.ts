@@ -73,7 +73,7 @@ export async function reload(): Promise<void> {
     }
     const totals = totalsOf(current);
     renderTotals(totals, previous && totalsOf(previous));
-    renderCharts(current, period.from, period.to, totals);
+    renderCharts(current, period.from, period.to, totals, list.currency);
     renderDays(current);
     showFigures(line);
     $<HTMLButtonElement>('export-days').disabled = false;

@@ -20,7 +20,7 @@ import { startTestService, tenant, type TestService } from '../support/service.j
  */
 const USER = 2001;
 const KEY = 'views-key-0123456789';
-const [SPARSE, EMPTY, REVOKED] = [3, 4, 5];
+const [SPARSE, EMPTY, REVOKED, USD] = [3, 4, 5, 6];
 const TZ = 'Europe/Bucharest';
 
 let service: TestService;
@@ -70,7 +70,11 @@ function activity(
 }
 
 /** What a chart plotted: its dates and each series' values (the page writes them on the chart). */
-async function plotted(id: string): Promise<{ x: string[]; series: Record<string, (number | null)[]> }> {
+async function plotted(id: string): Promise<{
+  x: string[];
+  series: Record<string, (number | null)[]>;
+  axes: Record<'left' | 'right', { name: string; series: string[] }>;
+}> {
   const text = await page.locator(`#${id}`).getAttribute('data-series');
   expect(text, `${id} has plotted data`).toBeTruthy();
   return JSON.parse(text!);
@@ -127,6 +131,11 @@ beforeAll(async () => {
         { list_id: REVOKED, timezone: TZ, currency: 'RON' },
       ],
     }),
+    // A list in a currency the API does not report, readable by the demo user.
+    { type: 'list', list_id: USD, name: 'US Store', timezone: 'America/New_York', currency: 'USD' },
+    { type: 'list_access', user_id: DEMO.userId, list_id: USD, granted: true },
+    { type: 'workflow', workflow_id: 61, list_id: USD, name: 'US flow' },
+    ...activity(USD, 61, shift(todayIn('America/New_York'), -2), 1, { purchaseRon: '50.00' }),
     { type: 'workflow', workflow_id: 31, list_id: SPARSE, name: 'Sparse flow' },
     { type: 'workflow', workflow_id: 32, list_id: SPARSE, name: 'Idle flow' },
     { type: 'workflow', workflow_id: 41, list_id: EMPTY, name: 'Quiet flow' },
@@ -420,6 +429,48 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     expect(await page.locator('#wf tbody tr:first-child td[data-col="sends_total"] .d').innerText()).toMatch(
       /^(▲ \+|▼ −)\d+,\d %$|^no change$/,
     );
+  });
+
+  it('money in the list’s currency first, the other smaller; each currency on its own axis; USD marked', async () => {
+    const unit = (key: string) => page.locator(`[data-kpi="${key}"] .kpi-unit`).innerText();
+    const isSecondary = (key: string) =>
+      page.locator(`[data-kpi="${key}"]`).evaluate((e) => e.classList.contains('secondary'));
+    // List 1 is in RON.
+    expect((await unit('revenue-ron')).trim()).toBe('RON');
+    expect(await isSecondary('revenue-ron')).toBe(false);
+    expect(await isSecondary('revenue-eur')).toBe(true);
+    const cards = await page
+      .locator('#kpis .kpi')
+      .evaluateAll((cs) => cs.map((c) => (c as HTMLElement).dataset.kpi));
+    expect(cards.indexOf('revenue-ron')).toBeLessThan(cards.indexOf('revenue-eur'));
+    expect(await page.locator('#currency-note').isHidden()).toBe(true);
+    // Two value axes on the revenue chart (RON left, EUR right), not EUR flattened on the RON one.
+    expect(await page.locator('#chart-revenue .u-axis').count()).toBe(3);
+    expect((await plotted('chart-revenue')).axes).toEqual({
+      left: { name: 'RON', series: ['RON'] },
+      right: { name: 'EUR', series: ['EUR'] },
+    });
+    expect((await plotted('chart-aov')).axes).toEqual({
+      left: { name: 'RON', series: ['AOV RON'] },
+      right: { name: 'EUR', series: ['AOV EUR'] },
+    });
+
+    await pickList(2);
+    await loaded(page);
+    expect(await isSecondary('revenue-eur')).toBe(false);
+    expect(await isSecondary('revenue-ron')).toBe(true);
+    expect((await plotted('chart-revenue')).axes).toEqual({
+      left: { name: 'EUR', series: ['EUR'] },
+      right: { name: 'RON', series: ['RON'] },
+    });
+
+    await pickList(USD);
+    await loaded(page);
+    const note = page.locator('#currency-note');
+    expect(await note.isVisible()).toBe(true);
+    expect(await note.innerText()).toContain('USD');
+    await pickList(1);
+    await loaded(page);
   });
 
   it('on a phone the tables keep their first column in view', async () => {
