@@ -80,6 +80,7 @@ export function drawChart(
   el.dataset.series = JSON.stringify({
     x: xs.map((x) => new Date(x * 1000).toISOString().slice(0, 10)),
     series: Object.fromEntries(series.map((s) => [s.label, s.values])),
+    dotted: series.filter((s) => s.dotted).map((s) => s.label),
     axes: {
       left: {
         name: axisNames[0] ?? '',

@@ -73,7 +73,16 @@ export async function reload(): Promise<void> {
     }
     const totals = totalsOf(current);
     renderTotals(totals, previous && totalsOf(previous));
-    renderCharts(current, period.from, period.to, totals, list.currency);
+    renderCharts(
+      { records: current, from: period.from, to: period.to, totals },
+      previous && {
+        records: previous,
+        from: period.previous.from,
+        to: period.previous.to,
+        totals: totalsOf(previous),
+      },
+      list.currency,
+    );
     renderDays(current);
     showFigures(line);
     $<HTMLButtonElement>('export-days').disabled = false;

@@ -74,6 +74,7 @@ async function plotted(id: string): Promise<{
   x: string[];
   series: Record<string, (number | null)[]>;
   axes: Record<'left' | 'right', { name: string; series: string[] }>;
+  dotted: string[];
 }> {
   const text = await page.locator(`#${id}`).getAttribute('data-series');
   expect(text, `${id} has plotted data`).toBeTruthy();
@@ -447,11 +448,11 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     // Two value axes on the revenue chart (RON left, EUR right), not EUR flattened on the RON one.
     expect(await page.locator('#chart-revenue .u-axis').count()).toBe(3);
     expect((await plotted('chart-revenue')).axes).toEqual({
-      left: { name: 'RON', series: ['RON'] },
+      left: { name: 'RON', series: ['RON', 'RON, previous period'] },
       right: { name: 'EUR', series: ['EUR'] },
     });
     expect((await plotted('chart-aov')).axes).toEqual({
-      left: { name: 'RON', series: ['AOV RON'] },
+      left: { name: 'RON', series: ['AOV RON', 'AOV RON, previous period'] },
       right: { name: 'EUR', series: ['AOV EUR'] },
     });
 
@@ -460,7 +461,7 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     expect(await isSecondary('revenue-eur')).toBe(false);
     expect(await isSecondary('revenue-ron')).toBe(true);
     expect((await plotted('chart-revenue')).axes).toEqual({
-      left: { name: 'EUR', series: ['EUR'] },
+      left: { name: 'EUR', series: ['EUR', 'EUR, previous period'] },
       right: { name: 'RON', series: ['RON'] },
     });
 
@@ -471,6 +472,26 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     expect(await note.innerText()).toContain('USD');
     await pickList(1);
     await loaded(page);
+  });
+
+  it('the previous period is drawn dotted on the charts, and its value stands beside each change', async () => {
+    const demoApi = (params: object) => api('automation.stats', params, DEMO.userId, DEMO.apiKey);
+    const t = todayIn(TZ);
+    const [from, prevFrom, prevTo] = [shift(t, -29), shift(t, -59), shift(t, -30)];
+    const prev: any[] = await demoApi({ list_id: 1, start_date: prevFrom, stop_date: prevTo });
+    const byDate = new Map(prev.map((r) => [r.date, r]));
+    const activity = await plotted('chart-activity');
+    expect(activity.x[0]).toBe(from);
+    expect(activity.dotted).toEqual(['Sends, previous period']);
+    // Day i of the previous period over day i of this one.
+    expect(activity.series['Sends, previous period']).toEqual(
+      Array.from({ length: 30 }, (_, i) => byDate.get(shift(prevFrom, i))?.sends_unique ?? 0),
+    );
+    expect((await plotted('chart-revenue')).dotted).toEqual(['RON, previous period']);
+    const sends = prev.reduce((a, r) => a + r.sends_total, 0);
+    expect(await page.locator('[data-kpi="sends"] .kpi-prev').innerText()).toContain(
+      `before: ${String(sends).replace(/\B(?=(\d{3})+(?!\d))/g, '.')}`,
+    );
   });
 
   it('on a phone the tables keep their first column in view', async () => {

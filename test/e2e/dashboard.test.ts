@@ -284,8 +284,9 @@ describe('dashboard in Chromium (demo tenant)', () => {
         expect(canvas.painted, `${name}: drawn pixels`).toBeGreaterThan(0);
       }
     }
-    expect(before.activity.legend).toEqual(['Date', 'Sends', 'Opens', 'Clicks']);
-    expect(before.revenue.legend).toEqual(['Date', 'RON', 'EUR']);
+    // The previous period is laid over the main line of each chart, dotted.
+    expect(before.activity.legend).toEqual(['Date', 'Sends', 'Opens', 'Clicks', 'Sends, previous period']);
+    expect(before.revenue.legend).toEqual(['Date', 'RON', 'EUR', 'RON, previous period']);
 
     await page.selectOption('#period', 'days:7');
     const today = todayIn('Europe/Bucharest');
@@ -425,10 +426,11 @@ describe('dashboard in Chromium (demo tenant)', () => {
     await page.selectOption('#period', 'last-month');
     await loaded();
     const lastDay = shift(`${today.slice(0, 8)}01`, -1);
-    const len = Number(lastDay.slice(8));
+    // Compared with the whole month before it, whatever its length.
+    const monthBeforeEnd = shift(`${lastDay.slice(0, 8)}01`, -1);
     await expectShownEqualsApi(
       { list_id: 1, month: lastDay.slice(0, 7) },
-      { list_id: 1, start_date: shift(lastDay, -(2 * len) + 1), stop_date: shift(lastDay, -len) },
+      { list_id: 1, start_date: `${monthBeforeEnd.slice(0, 8)}01`, stop_date: monthBeforeEnd },
     );
 
     await page.selectOption('#period', 'custom');
