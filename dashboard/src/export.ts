@@ -1,9 +1,10 @@
 import { currentPreset } from './controls.js';
-import { toCsv } from './csv.js';
+import { COLUMN_HEADERS } from './columns.js';
+import { toCsv, toSpreadsheetCsv } from './csv.js';
 import { el } from './dom.js';
 import { resolvePreset, todayIn } from './period.js';
 import { state } from './state.js';
-import { DAY_COLUMNS } from './stats.js';
+import { DAY_COLUMNS, type StatsRecord } from './stats.js';
 import type { WorkflowRow } from './workflow-table.js';
 
 /** CSV downloads of the two tables. */
@@ -21,10 +22,17 @@ function fileStem(): string {
   return `mailstats-list${state.list!.list_id}-${p.from}_${p.to}`;
 }
 
+const dayRow = (r: StatsRecord) => [r.date, ...DAY_COLUMNS.map((c) => r[c])];
+
 /** The table of days with the API's own values (numbers as the API answered them). */
 export function exportDays(): void {
-  const rows = state.days.map((r) => [r.date, ...DAY_COLUMNS.map((c) => r[c])]);
-  download(`${fileStem()}-days.csv`, toCsv(['date', ...DAY_COLUMNS], rows));
+  download(`${fileStem()}-days.csv`, toCsv(['date', ...DAY_COLUMNS], state.days.map(dayRow)));
+}
+
+/** The same, for a spreadsheet in a Romanian locale. */
+export function exportDaysSpreadsheet(): void {
+  const header = ['Date', ...DAY_COLUMNS.map((c) => COLUMN_HEADERS[c])];
+  download(`${fileStem()}-days-excel-ro.csv`, toSpreadsheetCsv(header, state.days.map(dayRow)));
 }
 
 /** Numbers as the API writes them: money in units with 2 decimals, rates in % (0 when no sends). */
@@ -44,6 +52,29 @@ function workflowValues({ totals: t }: WorkflowRow): number[] {
     t.counts.bounce_total,
     t.counts.unsub_total,
   ];
+}
+
+const WORKFLOW_FIELDS = [
+  'sends_total',
+  'sends_unique',
+  'opens_unique',
+  'opens_unique_percent',
+  'clicks_unique',
+  'clicks_unique_percent',
+  'purchase_count',
+  'purchases_value_ron',
+  'purchases_value_eur',
+  'purchases_value_aov_ron',
+  'purchases_value_aov_eur',
+  'bounce_total',
+  'unsub_total',
+] as const;
+
+/** The same, for a spreadsheet in a Romanian locale. */
+export function exportWorkflowsSpreadsheet(): void {
+  const header = ['Workflow id', 'Workflow', ...WORKFLOW_FIELDS.map((f) => COLUMN_HEADERS[f])];
+  const rows = state.breakdown.map((b) => [b.workflow.workflow_id, b.workflow.name, ...workflowValues(b)]);
+  download(`${fileStem()}-workflows-excel-ro.csv`, toSpreadsheetCsv(header, rows));
 }
 
 export function exportWorkflows(): void {

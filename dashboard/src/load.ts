@@ -36,8 +36,8 @@ export async function reload(): Promise<void> {
     workflows: ids,
     trigger: triggerText(),
   });
-  $<HTMLButtonElement>('export-days').disabled = true;
-  $<HTMLButtonElement>('export-workflows').disabled = true;
+  for (const id of ['export-days', 'export-days-ro', 'export-workflows', 'export-workflows-ro'])
+    $<HTMLButtonElement>(id).disabled = true;
   const problem =
     filterProblem(preset) ??
     (ids.length > MAX_WORKFLOW_IDS
@@ -86,6 +86,7 @@ export async function reload(): Promise<void> {
     renderDays(current);
     showFigures(line);
     $<HTMLButtonElement>('export-days').disabled = false;
+    $<HTMLButtonElement>('export-days-ro').disabled = false;
     setStatus(`Loaded ${current.length} day${current.length === 1 ? '' : 's'} with activity.`, true);
   } catch (err) {
     if (seq !== state.seq) return;
@@ -156,5 +157,6 @@ async function loadBreakdown(
   });
   status.textContent = workflows.length ? `${workflows.length} workflows.` : 'No workflows to show.';
   $<HTMLButtonElement>('export-workflows').disabled = workflows.length === 0;
+  $<HTMLButtonElement>('export-workflows-ro').disabled = workflows.length === 0;
   setState('loaded');
 }

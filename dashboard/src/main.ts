@@ -2,7 +2,7 @@ import './style.css';
 import { followWidth } from './charts.js';
 import { showCustomInputs, updateDateBounds } from './controls.js';
 import { $ } from './dom.js';
-import { exportDays, exportWorkflows } from './export.js';
+import { exportDays, exportDaysSpreadsheet, exportWorkflows, exportWorkflowsSpreadsheet } from './export.js';
 import { selectList } from './list.js';
 import { reload } from './load.js';
 import { loadSession, signIn, signOut } from './session.js';
@@ -32,6 +32,8 @@ $('trigger').addEventListener('change', () => void reload());
 $('workflow-list').addEventListener('change', () => void reload());
 $('export-days').addEventListener('click', exportDays);
 $('export-workflows').addEventListener('click', exportWorkflows);
+$('export-days-ro').addEventListener('click', exportDaysSpreadsheet);
+$('export-workflows-ro').addEventListener('click', exportWorkflowsSpreadsheet);
 $('tpl-account').addEventListener('change', renderTemplateChoices);
 $('tpl-form').addEventListener('submit', (e) => {
   e.preventDefault();

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Page, Request, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO } from '../../ingest/demo-seed.js';
@@ -492,6 +493,23 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     expect(await page.locator('[data-kpi="sends"] .kpi-prev').innerText()).toContain(
       `before: ${String(sends).replace(/\B(?=(\d{3})+(?!\d))/g, '.')}`,
     );
+  });
+
+  it('exports the table of days for a spreadsheet in a Romanian locale (;, decimal comma, BOM)', async () => {
+    const rows: any[] = await api('automation.stats', { list_id: 1, days: 30 }, DEMO.userId, DEMO.apiKey);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-days-ro')]);
+    expect(download.suggestedFilename()).toMatch(/-days-excel-ro\.csv$/);
+    const bytes = readFileSync((await download.path())!);
+    expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    const lines = bytes.subarray(3).toString('utf8').trimEnd().split('\r\n');
+    const header = lines[0]!.split(';');
+    expect(header.slice(0, 3)).toEqual(['Date', 'Sends (unique)', 'Sends']);
+    expect(lines.length - 1).toBe(rows.length);
+    const last = rows.at(-1);
+    const cells = lines.at(-1)!.split(';');
+    expect(cells[0]).toBe(last.date);
+    expect(cells[header.indexOf('Revenue RON')]).toBe(String(last.purchases_value_ron).replace('.', ','));
+    expect(cells[header.indexOf('Open rate %')]).toBe(String(last.opens_unique_percent).replace('.', ','));
   });
 
   it('on a phone the tables keep their first column in view', async () => {
