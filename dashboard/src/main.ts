@@ -6,7 +6,7 @@ import { exportDays, exportDaysSpreadsheet, exportWorkflows, exportWorkflowsSpre
 import { selectList } from './list.js';
 import { reload } from './load.js';
 import { loadSession, signIn, signOut } from './session.js';
-import { renderTemplate, renderTemplateChoices } from './templates.js';
+import { fitFrame, prefillParams, renderTemplate, renderTemplateChoices } from './templates.js';
 
 /** Wiring: the page's controls to what they do, and the sign-in kept from earlier in this tab. */
 $('signin-form').addEventListener('submit', (e) => {
@@ -35,6 +35,8 @@ $('export-workflows').addEventListener('click', exportWorkflows);
 $('export-days-ro').addEventListener('click', exportDaysSpreadsheet);
 $('export-workflows-ro').addEventListener('click', exportWorkflowsSpreadsheet);
 $('tpl-account').addEventListener('change', renderTemplateChoices);
+$('tpl-template').addEventListener('change', prefillParams);
+if (typeof ResizeObserver !== 'undefined') new ResizeObserver(fitFrame).observe($('tpl-viewport'));
 $('tpl-form').addEventListener('submit', (e) => {
   e.preventDefault();
   void renderTemplate();

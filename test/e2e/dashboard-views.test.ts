@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Page, Request, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO } from '../../ingest/demo-seed.js';
+import { DEMO, DEMO_ORDER_PARAMS } from '../../ingest/demo-seed.js';
 import {
   buildDashboard,
   contrast,
@@ -510,6 +510,42 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     expect(cells[0]).toBe(last.date);
     expect(cells[header.indexOf('Revenue RON')]).toBe(String(last.purchases_value_ron).replace('.', ','));
     expect(cells[header.indexOf('Open rate %')]).toBe(String(last.opens_unique_percent).replace('.', ','));
+  });
+
+  it('template preview: sample params prefilled, subject and preheader as an inbox shows them, scaled on a phone', async () => {
+    await page.selectOption('#tpl-account', DEMO.accountId);
+    await page.selectOption('#tpl-template', 'order-confirmation');
+    expect(JSON.parse(await page.locator('#tpl-params').inputValue())).toEqual(DEMO_ORDER_PARAMS);
+    const answer = await api(
+      'transactional.templateRender',
+      {
+        list_id: 1,
+        account_id: DEMO.accountId,
+        template_id: 'order-confirmation',
+        params: DEMO_ORDER_PARAMS,
+      },
+      DEMO.userId,
+      DEMO.apiKey,
+    );
+    await page.click('#tpl-render');
+    await page.locator('#tpl-result').waitFor({ state: 'visible' });
+    expect(await page.locator('#tpl-subject').innerText()).toBe(answer.props.subject);
+    expect(await page.locator('#tpl-from').innerText()).toBe(answer.props.from_name);
+    expect(await page.locator('#tpl-preheader').innerText()).toBe(
+      `We received order #${DEMO_ORDER_PARAMS.order.id} and are getting it ready.`,
+    );
+    await page.setViewportSize({ width: 390, height: 844 });
+    await expect.poll(() => page.locator('#tpl-frame').getAttribute('data-scale')).not.toBe('1');
+    const box = (await page.locator('#tpl-frame').boundingBox())!;
+    expect(box.width).toBeLessThanOrEqual(390);
+    // The email is laid out at its own width, not squeezed: its table is 600 px inside the frame.
+    const inner = await page
+      .frameLocator('#tpl-frame')
+      .locator('table[width="600"]')
+      .evaluate((t) => t.getBoundingClientRect().width);
+    expect(inner).toBe(600);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await expect.poll(() => page.locator('#tpl-frame').getAttribute('data-scale')).toBe('1');
   });
 
   it('on a phone the tables keep their first column in view', async () => {
