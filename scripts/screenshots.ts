@@ -169,6 +169,12 @@ try {
     scroller.scrollLeft = 260;
   });
   await shot(page, 'phone-workflows');
+  await page.selectOption('#tpl-template', 'order-confirmation');
+  await page.click('#tpl-render');
+  await page.locator('#tpl-result').waitFor({ state: 'visible' });
+  await page.frameLocator('#tpl-frame').locator('h1').waitFor({ state: 'visible' });
+  await page.evaluate(() => document.getElementById('tpl-h')!.scrollIntoView());
+  await shot(page, 'phone-template');
 } finally {
   await context.close();
   rmSync(profile, { recursive: true, force: true });

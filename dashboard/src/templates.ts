@@ -95,7 +95,11 @@ export async function renderTemplate(): Promise<void> {
     // Shown before the frame gets its document, so that it lays the email out at its real width.
     $('tpl-result').hidden = false;
     if (answer.type === 'html') {
-      frame.srcdoc = answer.content;
+      // A fresh frame per render: a document laid out while the preview was hidden (another list, a
+      // sign-out) is not reused with no layout; the sandbox and policy stay those of the element.
+      const fresh = frame.cloneNode(false) as HTMLIFrameElement;
+      fresh.srcdoc = answer.content;
+      frame.replaceWith(fresh);
       $('tpl-viewport').hidden = false;
       plain.hidden = true;
       fitFrame();

@@ -546,6 +546,19 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     expect(inner).toBe(600);
     await page.setViewportSize({ width: 1280, height: 900 });
     await expect.poll(() => page.locator('#tpl-frame').getAttribute('data-scale')).toBe('1');
+
+    // After the preview was hidden (another list), the same render is laid out again, not left blank.
+    await pickList(2);
+    await loaded(page);
+    await pickList(1);
+    await loaded(page);
+    await page.selectOption('#tpl-template', 'order-confirmation');
+    await page.click('#tpl-render');
+    await page.locator('#tpl-result').waitFor({ state: 'visible' });
+    const h1 = page.frameLocator('#tpl-frame').locator('h1');
+    await expect
+      .poll(async () => (await h1.evaluate((e) => e.getBoundingClientRect().height)) > 0)
+      .toBe(true);
   });
 
   it('on a phone the tables keep their first column in view', async () => {
