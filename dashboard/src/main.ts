@@ -6,6 +6,8 @@ import { exportDays, exportDaysSpreadsheet, exportWorkflows, exportWorkflowsSpre
 import { selectList } from './list.js';
 import { reload } from './load.js';
 import { loadSession, signIn, signOut } from './session.js';
+import { state } from './state.js';
+import { readView } from './url-state.js';
 import { fitFrame, prefillParams, renderTemplate, renderTemplateChoices } from './templates.js';
 
 /** Wiring: the page's controls to what they do, and the sign-in kept from earlier in this tab. */
@@ -42,6 +44,14 @@ $('tpl-form').addEventListener('submit', (e) => {
   void renderTemplate();
 });
 for (const id of ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov']) followWidth($(id));
+
+// A view link opened in a tab that is already signed in: the address changes, the page follows.
+window.addEventListener('hashchange', () => {
+  if (!state.session) return;
+  const view = readView();
+  const listId = state.lists.some((l) => l.list_id === view.list) ? view.list : state.list?.list_id;
+  if (listId) void selectList(listId, view);
+});
 
 const saved = loadSession();
 if (saved) {

@@ -386,6 +386,13 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     expect(await other.locator('#start').inputValue()).toBe(shift(today, -14));
     expect(await other.locator('[data-kpi="sends"] .kpi-value').innerText()).toBe(sendsBefore);
     expect(other.url()).not.toContain(KEY);
+    // A link opened in a tab already signed in: the page follows the address.
+    await other.evaluate(() => (location.hash = '#list=3&period=days:7'));
+    await expect.poll(() => other.locator('#period').inputValue()).toBe('days:7');
+    await loaded(other);
+    expect(await other.locator('#trigger').inputValue()).toBe('');
+    expect(await other.locator('#workflow-list input:checked').count()).toBe(0);
+    expect(await other.locator('#period-text').innerText()).toContain(`${shift(today, -6)} – ${today}`);
     await other.close();
   });
 
