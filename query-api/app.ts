@@ -7,11 +7,14 @@ import { ingestRoute, requireIngestToken, type IngestSink } from './ingest-route
 import { requestFields, requestLog } from './request-log.js';
 import { xmlrpcRoute } from './xmlrpc/route.js';
 import { dashboardRouter } from './dashboard-route.js';
+import { adminRouter, type AdminActions } from './admin-route.js';
 
 export interface AppDeps {
   log: Logger;
   operations: Record<string, Operation>;
   ingest: { sink: IngestSink; token: string } | undefined;
+  /** The admin endpoints (docs/lifecycle.md), behind ADMIN_TOKEN. */
+  admin?: { token: string; actions: AdminActions };
 }
 
 const API_BODY_LIMIT = '1mb';
@@ -46,7 +49,7 @@ function knownOperation(operations: Record<string, Operation>) {
   };
 }
 
-export function createApp({ log, operations, ingest }: AppDeps): express.Express {
+export function createApp({ log, operations, ingest, admin }: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -66,6 +69,7 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
       ingestRoute(ingest.sink),
     );
   }
+  if (admin) app.use('/admin', adminRouter({ ...admin, log }));
   app.all(
     API12_REST_ROUTE,
     knownOperation(operations), // the operation first (§2.2): PUT on an unknown one is its 404

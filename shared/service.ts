@@ -28,6 +28,8 @@ import { migrate } from './clickhouse/migrate.js';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { readTemplateCacheFrom } from './metrics.js';
+import { adminActions, adminToken } from '../service/admin.js';
+import { ErasureStore } from './clickhouse/erasure-store.js';
 
 export interface Service {
   config: Config;
@@ -76,6 +78,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
     config.INGEST_BATCH_SIZE,
     log,
     (lists) => (lists === 'all' ? statsCache.bumpAll() : statsCache.bump(lists)),
+    new ErasureStore(db),
   );
   // Ledger retention and any list re-dating a crash left unfinished (ARCHITECTURE.md, storage), in the
   // processes that write (not an API that hands its ingest to Kafka). Queued ahead of every write, but
@@ -178,7 +181,15 @@ export async function startService(config: Config, log = createLogger(config.LOG
 
   // Every role listens on PORT: the ingest role for /healthz, /readyz and /metrics only (contract §6).
   const app = createServiceApp({
-    api: config.ROLE !== 'ingest' ? createApp({ log, operations, ingest: { sink, token } }) : undefined,
+    api:
+      config.ROLE !== 'ingest'
+        ? createApp({
+            log,
+            operations,
+            ingest: { sink, token },
+            admin: { token: adminToken(config), actions: adminActions({ config, db, pipeline, sink, log }) },
+          })
+        : undefined,
     operations: Object.keys(operations),
     readiness: { db, consumer: worker, renderer: config.ROLE !== 'ingest' ? renderer : undefined },
     consumerLag: worker ? consumerLagReader(config) : undefined,
