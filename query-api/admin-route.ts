@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { decodeBody, UnreadableBody } from '../ingest/decode.js';
+import type { DecodedItem } from '../ingest/decode.js';
 import type { Logger } from '../shared/log.js';
 import { countIngest } from '../shared/metrics.js';
 import { ApiError } from './api12/errors.js';
@@ -106,6 +106,25 @@ function jsonBody<T>(req: Request, schema: z.ZodType<T>): T {
   return parsed.data;
 }
 
+/**
+ * An import chunk is NDJSON, line by line, always: unlike POST /ingest it is never read as one JSON
+ * array, so a chunk of one line `[…]` is that line's rejection. Lines count from 1; blank ones are skipped.
+ */
+function ndjsonChunk(text: string): DecodedItem[] {
+  const items: DecodedItem[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    if (line === '') continue;
+    try {
+      items.push({ line: i + 1, value: JSON.parse(line) as unknown });
+    } catch (err) {
+      items.push({ line: i + 1, error: `not valid JSON: ${(err as Error).message}` });
+    }
+  }
+  return items;
+}
+
 /** Express 5 passes a rejected promise to the error handler; an AdminRequestError becomes a 4xx. */
 const handle =
   (fn: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
@@ -130,13 +149,7 @@ export function adminRouter(deps: { token: string; actions: AdminActions; log: L
     '/import',
     readBody(IMPORT_BODY_LIMIT, unreadable),
     handle(async (req, res) => {
-      let items;
-      try {
-        items = decodeBody(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
-      } catch (err) {
-        if (err instanceof UnreadableBody) throw unreadable(err.message);
-        throw err;
-      }
+      const items = ndjsonChunk(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
       const result = await actions.sink.ingest(items);
       log.debug({ accepted: result.accepted, rejected: result.rejected.length }, 'admin import chunk');
       res.json(countIngest('http', result));
