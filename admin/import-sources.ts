@@ -332,7 +332,11 @@ export async function* jsonArrayItems(
     index++;
     if (!tooLong) {
       parts.push(chunk.subarray(elementStart, stop));
-      const text = Buffer.concat(parts).toString('utf8').trim();
+      // Raw line breaks in JSON lie only between tokens (a string cannot hold one): one line per record.
+      const text = Buffer.concat(parts)
+        .toString('utf8')
+        .trim()
+        .replace(/[\r\n]+/g, ' ');
       parts = [];
       size = 0;
       return { line: index, end, through: index, text, original: cut(text) };

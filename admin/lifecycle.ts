@@ -1,3 +1,4 @@
+import { adminToken } from './admin-http.js';
 import { backup, restore } from './backup.js';
 import { UsageError } from './commands.js';
 import { dlqExport, dlqStats } from './dlq.js';
@@ -36,6 +37,8 @@ export async function runLifecycle(
   url: string,
 ): Promise<number | undefined> {
   const [command, ...rest] = positionals;
+  // The token first: without one nothing is read or sent (restore needs none: it works on DATA_DIR).
+  if (['import', 'erase', 'backup', 'dlq'].includes(command ?? '')) adminToken();
   switch (command) {
     case 'import': {
       const chunk = str(values['chunk-records']);
