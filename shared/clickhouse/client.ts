@@ -224,7 +224,7 @@ async function openEmbedded(config: Config): Promise<Db> {
   const path = resolve(config.DATA_DIR);
   mkdirSync(path, { recursive: true });
   const { chdb, session } = await openChdb(path, config.BACKUP_ROOT);
-  // chdb ships its own copy of the client-common types; the runtime contract is the same.
+  // chdb ships its own copy of the client-common types; the runtime interface is the same.
   const client = createClient({ connection: chdb as unknown as ClientConnection });
   const db = new Db(client, 'embedded', chdb, undefined, session);
   // chDB ignores the client's `database` option; USE holds for the rest of the session.
