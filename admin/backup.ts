@@ -61,7 +61,7 @@ export async function restore(dir: string | undefined): Promise<number> {
     // Nothing half-done: the data directory goes back to empty.
     for (const f of readdirSync(target)) rmSync(resolve(target, f), { recursive: true, force: true });
     if (!existed) rmSync(target, { recursive: true, force: true });
-    throw new Error(`restore failed; ${target} is empty again: ${(err as Error).message}`);
+    throw new Error(`restore failed; ${target} is empty again: ${(err as Error).message}`, { cause: err });
   }
   await db.close();
   console.log(

@@ -223,7 +223,6 @@ async function importOne(file: string, opts: ImportOptions): Promise<{ accepted:
     acknowledge(chunk, await answer);
   };
   const limit = opts.chunkRecords ?? DEFAULT_CHUNK_RECORDS;
-  let finished = false;
   try {
     let chunk: Chunk = newChunk(start);
     const flush = async () => {
@@ -240,7 +239,6 @@ async function importOne(file: string, opts: ImportOptions): Promise<{ accepted:
     }
     if (chunk.texts.length + chunk.local.length > 0 || chunk.end.offset > start.offset) await flush();
     while (inFlight.length > 0) await settleOldest();
-    finished = true;
   } catch (err) {
     // Chunks already sent may be acknowledged: record them, so --resume does not send them again.
     while (inFlight.length > 0) await settleOldest().catch(() => inFlight.splice(0));
@@ -257,12 +255,18 @@ async function importOne(file: string, opts: ImportOptions): Promise<{ accepted:
   }
   const seconds = (Date.now() - began) / 1000;
   const rate = Math.round(sent / Math.max(seconds, 0.001));
-  if (!stdin && finished) rmSync(checkpointPath, { force: true });
+  if (!stdin) rmSync(checkpointPath, { force: true }); // done: nothing to resume
   console.log(
     `${name}: accepted ${accepted}, rejected ${rejected}${rejected > 0 ? ` (see ${rejectedPath})` : ''}, ` +
       `${seconds.toFixed(1)} s, ${rate} records/s`,
   );
-  await adminPost(opts.url, '/import/summary', { file: name, accepted, rejected, seconds, finished }).catch(
+  await adminPost(opts.url, '/import/summary', {
+    file: name,
+    accepted,
+    rejected,
+    seconds,
+    finished: true,
+  }).catch(
     () => undefined, // the audit line is the service's; the import itself is done
   );
   return { accepted, rejected };
