@@ -1,3 +1,7 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedStats, type RawActivity } from '../support/expected-stats.js';
 import { activityStream, STREAM_PERIOD } from '../support/kafka.js';
@@ -15,6 +19,18 @@ const ADMIN = 'test-admin-token-0123456789';
 const SHAPES = ['', '&workflow_ids=2', '&workflow_ids=1,3,4', '&workflow_ids=2,3'];
 const shapeWorkflows = (s: string) =>
   s === '' ? undefined : s.slice('&workflow_ids='.length).split(',').map(Number);
+
+const root = resolve(import.meta.dirname, '../..');
+function cli(args: string[], env: Record<string, string>) {
+  return new Promise<{ code: number | null; out: string; err: string }>((ok) => {
+    const child = execFile(
+      process.execPath,
+      ['--import', 'tsx', 'admin/cli.ts', ...args],
+      { cwd: root, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, timeout: 120_000 },
+      (_e, out, err) => ok({ code: child.exitCode, out, err }),
+    );
+  });
+}
 
 /**
  * Erasure (docs/lifecycle.md, "erase"): every answer for the list is what it would be had the
@@ -129,6 +145,49 @@ describe('erase', () => {
           (x.list_id === 10 && x.subscriber_id === b)
         ),
     );
+    await expectAnswers(model);
+  }, 300_000);
+
+  it('the CLI: --list/--subscriber, --file, and its mistakes', async () => {
+    const env = { MAILSTATS_URL: svc.svc!.url!, ADMIN_TOKEN: ADMIN };
+    const dir = mkdtempSync(join(tmpdir(), 'mailstats-erase-'));
+    try {
+      const [a, b] = [...new Set(model.filter((r) => r.list_id === 10).map((r) => r.subscriber_id))];
+      const one = await cli(['erase', '--list', '10', '--subscriber', String(a)], env);
+      expect(one.code, one.err).toBe(0);
+      expect(one.out).toMatch(/^list 10: 1 subscriber erased, [1-9]\d* records deleted$/m);
+      const file = join(dir, 'pairs.csv');
+      writeFileSync(file, `list_id,subscriber_id\n10,${b}\n\n11,${b}\n`);
+      const many = await cli(['erase', '--file', file], env);
+      expect(many.code, many.err).toBe(0);
+      expect(many.out).toMatch(/^list 10: 1 subscriber erased/m);
+      expect(many.out).toMatch(/^list 11: 1 subscriber erased/m);
+      model = model.filter((x) => !(x.subscriber_id === b || (x.list_id === 10 && x.subscriber_id === a)));
+      await expectAnswers(model);
+
+      const bad = join(dir, 'bad.csv');
+      writeFileSync(bad, '10,1\n10;2\n');
+      const badFile = await cli(['erase', '--file', bad], env);
+      expect(badFile.code).toBe(2);
+      expect(badFile.err).toMatch(/--file .*bad\.csv line 2: expected list_id,subscriber_id/);
+      const noList = await cli(['erase', '--list', '999', '--subscriber', '1'], env);
+      expect(noList.code).toBe(1);
+      expect(noList.err).toMatch(/answered 404: no such list: 999/);
+      const noSubscriber = await cli(['erase', '--list', '10'], env);
+      expect(noSubscriber.code).toBe(2);
+      expect(noSubscriber.err).toMatch(/--subscriber must be a positive integer/);
+      const wrong = await cli(['erase', '--list', '10', '--subscriber', '1'], {
+        ...env,
+        ADMIN_TOKEN: 'restart-token',
+      });
+      expect(wrong.err).toMatch(/refused the admin token/);
+      // Dead letters exist only in Kafka mode.
+      const dlq = await cli(['dlq', 'stats'], env);
+      expect(dlq.code).toBe(1);
+      expect(dlq.err).toMatch(/answered 409: dead letters exist only in Kafka mode/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
     await expectAnswers(model);
   }, 300_000);
 
