@@ -172,4 +172,44 @@ describe('life cycle in Kafka mode', () => {
     model.push(...broken.map((b) => ({ ...b, workflow_id: 2, at: Date.parse(b.timestamp) })));
     await expectCounted();
   }, 600_000);
+
+  it('backup in Kafka mode carries the Kafka progress; the restored store answers the same', async () => {
+    const dir = join(work, 'backup');
+    const b = await admin(['backup', dir], { MAILSTATS_URL: svc.svc!.url!, ADMIN_TOKEN: ADMIN });
+    expect(b.code, b.err).toBe(0);
+    const progress = () =>
+      svc.svc!.db.query<Record<string, unknown>>(
+        'SELECT * FROM kafka_progress ORDER BY ALL',
+        {},
+        { output_format_json_quote_64bit_integers: 0 },
+      );
+    const before = await progress();
+    expect(before.length).toBeGreaterThan(0);
+    const answers = [];
+    for (const list of LISTS) answers.push(await stats(list.list_id));
+    await svc.stop();
+
+    const restored = new Restartable({ ...env, ADMIN_TOKEN: ADMIN });
+    try {
+      const r = await admin(['restore', dir], { DATA_DIR: restored.dir });
+      expect(r.code, r.err).toBe(0);
+      await restored.start();
+      const db = restored.svc!.db;
+      expect(
+        await db.query(
+          'SELECT * FROM kafka_progress ORDER BY ALL',
+          {},
+          { output_format_json_quote_64bit_integers: 0 },
+        ),
+      ).toEqual(before);
+      for (const [i, list] of LISTS.entries())
+        expect(
+          await restored.get(
+            `/api/1.2/rest/${USER}/${KEY}/automation.stats.json?list_id=${list.list_id}${STREAM_PERIOD}`,
+          ),
+        ).toEqual(answers[i]);
+    } finally {
+      await restored.destroy();
+    }
+  }, 600_000);
 });
