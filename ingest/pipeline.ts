@@ -115,7 +115,12 @@ export class Pipeline {
       // delete and rebuild again until none is left (embedded, writes are queued behind this).
       for (let attempt = 0; ; attempt++) {
         await store.deleteEvents(listId, subs);
-        await this.ensureDated(listId, { force: true });
+        const { gen } = await this.ensureDated(listId, { force: true });
+        // The older generations' per-day rows still hold the subscribers (unread): drop them also when
+        // the rebuild found no rows left (then ensureDated drops nothing itself).
+        await this.events
+          .dropOlderGenerations(listId, gen)
+          .catch((err: unknown) => this.log.warn({ err, list_id: listId }, 'older generations not dropped'));
         if (this.events.soleWriter || (await store.count(listId, subs)) === 0) break;
         if (attempt >= 5) throw new Error(`list ${listId}: erased subscribers' records keep arriving`);
       }

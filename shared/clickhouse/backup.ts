@@ -53,7 +53,12 @@ export async function backupDatabase(
   );
   // The path is the engine's File() argument: DDL takes no query parameters, so it is quoted here
   // (an absolute path checked above; the database name is validated at start).
-  await db.command(`BACKUP DATABASE ${database} TO File(${quote(abs)})`);
+  try {
+    await db.command(`BACKUP DATABASE ${database} TO File(${quote(abs)})`);
+  } catch (err) {
+    // A directory the engine cannot write (permissions, a file in the way, a full disk): said as it is.
+    throw new BackupRequestError(`the backup into ${abs} failed: ${(err as Error).message}`, { cause: err });
+  }
   const manifest: BackupManifest = {
     format: 'mailstats-backup',
     schema_version: row?.v ?? 0,

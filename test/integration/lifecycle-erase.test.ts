@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { expectedStats, type RawActivity } from '../support/expected-stats.js';
 import { activityStream, STREAM_PERIOD } from '../support/kafka.js';
 import { scrape, metricValue } from '../support/metrics.js';
@@ -97,6 +97,22 @@ describe('erase', () => {
     });
     model = model.filter((x) => !(x.list_id === 10 && x.subscriber_id === subscriber));
     await expectAnswers(model);
+    // No stored trace either: raw rows at once; per-day sets of older generations once their
+    // background delete has run.
+    const traces = async () => {
+      const [row] = await svc.svc!.db.query<{ raw: number; sets: number }>(
+        `SELECT (SELECT count() FROM events WHERE list_id = 10 AND subscriber_id = {s:UInt64}) AS raw,
+                (SELECT count() FROM daily_sets WHERE list_id = 10 AND bitmapContains(subs, {s:UInt64})) AS sets`,
+        { s: subscriber },
+        { output_format_json_quote_64bit_integers: 0 },
+      );
+      return row;
+    };
+    expect((await traces())!.raw).toBe(0);
+    await vi.waitFor(async () => expect(await traces()).toEqual({ raw: 0, sets: 0 }), {
+      timeout: 60_000,
+      interval: 250,
+    });
 
     // A late copy (a redelivery, with the same ids) and a late record with a new id, both timestamped
     // before the erasure: acknowledged, not counted, counted as erased.
