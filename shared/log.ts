@@ -31,7 +31,9 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     level,
     base: undefined,
     serializers: { err: safeError },
-    mixin: () => context.getStore() ?? {},
+    // A copy: pino merges each line's fields into the object the mixin returns, so handing out the
+    // store itself would carry one line's fields into every later line of the request.
+    mixin: () => ({ ...context.getStore() }),
     redact: { paths: ['headers', '*.headers', 'authorization', '*.authorization'], censor: '[redacted]' },
   };
   return destination ? pino(options, destination) : pino(options);

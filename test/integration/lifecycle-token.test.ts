@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../shared/config.js';
+import { capturingLogger } from '../support/raw-http.js';
+import { startTestService } from '../support/service.js';
 
 /** The admin token (docs/lifecycle.md): generated into DATA_DIR/admin-token, 0600, never printed or logged. */
 async function startMain(env: Record<string, string>): Promise<string> {
@@ -74,4 +76,43 @@ describe('admin token', () => {
     expect(() => loadConfig({ BACKUP_ROOT: 'backups' })).toThrow(/BACKUP_ROOT: must be an absolute path/);
     expect(loadConfig({}).BACKUP_ROOT).toBe('/');
   });
+
+  it('each admin action writes one audit line (what, which lists, counts), never a token or a record', async () => {
+    const { log, lines } = capturingLogger('info');
+    const admin = 'audit-admin-token-0123456789';
+    const svc = await startTestService({ ADMIN_TOKEN: admin }, { log });
+    const work = mkdtempSync(join(tmpdir(), 'mailstats-audit-'));
+    try {
+      const record = {
+        type: 'send',
+        event_id: 'secret-event-id-77',
+        list_id: 3,
+        workflow_id: 1,
+        subscriber_id: 5,
+      };
+      expect((await svc.ingest([{ ...record, timestamp: '2026-11-10T10:00:00Z' }])).status).toBe(200);
+      const post = (path: string, body: string, type = 'application/json') =>
+        fetch(`${svc.url}/admin${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${admin}`, 'content-type': type },
+          body,
+        });
+      expect(
+        (await post('/erase', JSON.stringify({ pairs: [{ list_id: 3, subscriber_id: 5 }] }))).status,
+      ).toBe(200);
+      expect((await post('/backup', JSON.stringify({ dir: join(work, 'b') }))).status).toBe(200);
+      const audit = lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.audit !== undefined);
+      expect(audit.map((l) => l.audit)).toEqual(['erase', 'backup']);
+      expect(audit[0]).toMatchObject({ lists: [3], subscribers: 1, deleted: 1 });
+      expect(audit[1]).toMatchObject({ dir: join(work, 'b') });
+      const text = lines.join('\n');
+      for (const secret of [admin, 'test-ingest-token', 'secret-event-id-77'])
+        expect(text).not.toContain(secret);
+    } finally {
+      await svc.stop();
+      rmSync(work, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
