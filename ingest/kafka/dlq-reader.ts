@@ -87,6 +87,11 @@ export async function readDeadLetters(
                 break;
               }
             }
+            // Offsets without a message (transaction markers, compacted ones) end a partition too.
+            if (remaining.has(batch.partition) && BigInt(batch.lastOffset()) >= last) {
+              remaining.delete(batch.partition);
+              consumer.pause([{ topic, partitions: [batch.partition] }]);
+            }
             await heartbeat();
             if (remaining.size === 0) finish();
           } catch (err) {
