@@ -32,6 +32,9 @@ const GROUPS: Record<string, string> = {
   token: `  token rotate [--env-file PATH]     a new ingest token, written to PATH (INGEST_TOKEN=…, e.g. .env for
                                      docker compose) or else to DATA_DIR/ingest-token; restart to use it`,
 };
+import { AdminError } from './admin-http.js';
+import { ImportInputError } from './import-sources.js';
+import { LIFECYCLE_HELP, LIFECYCLE_OPTIONS, runLifecycle } from './lifecycle.js';
 
 const HELP = `mailstats admin: create users, keys, grants and lists, rotate the ingest token.
 
@@ -44,7 +47,8 @@ visible to queries (with Kafka: once the ingest role has consumed them); checks 
 GET /ingest/catalog.
   --url URL        the service (default MAILSTATS_URL, else http://127.0.0.1:$PORT, PORT default 8080)
   The ingest token is read from INGEST_TOKEN, else DATA_DIR/ingest-token (DATA_DIR default ./data);
-  it is never taken as an argument (arguments are visible to other users of the machine).`;
+  it is never taken as an argument (arguments are visible to other users of the machine).
+${LIFECYCLE_HELP}`;
 
 const OPTIONS = {
   id: { type: 'string' },
@@ -66,6 +70,7 @@ const OPTIONS = {
   'env-file': { type: 'string' },
   url: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  ...LIFECYCLE_OPTIONS,
 } as const;
 
 async function send(service: ServiceClient, plan: Plan): Promise<void> {
@@ -153,6 +158,8 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const url = values.url ?? process.env.MAILSTATS_URL ?? `http://127.0.0.1:${process.env.PORT ?? 8080}`;
+  const lifecycle = await runLifecycle(positionals, values, url);
+  if (lifecycle !== undefined) return lifecycle;
   const service = new ServiceClient(url);
   const command = positionals.join(' ');
   switch (command) {
@@ -184,6 +191,9 @@ try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (err) {
   const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-  console.error(`admin: ${err instanceof Error ? err.message : String(err)}`);
+  const known = usage || err instanceof AdminError || err instanceof ImportInputError;
+  console.error(
+    `admin: ${err instanceof Error ? (known ? err.message : (err.stack ?? err.message)) : String(err)}`,
+  );
   process.exitCode = usage ? 2 : 1;
 }

@@ -18,6 +18,7 @@ import { requestFields, requestLog } from './request-log.js';
 import { xmlrpcRoute } from './xmlrpc/route.js';
 import { dashboardRouter } from './dashboard-route.js';
 import { guardCaller, type EdgeGuards } from './edge-guard.js';
+import { adminRouter, type AdminActions } from './admin-route.js';
 
 export interface AppDeps {
   log: Logger;
@@ -29,6 +30,8 @@ export interface AppDeps {
    * Without them (apps built by unit tests) the operations still check credentials themselves.
    */
   edge?: EdgeGuards;
+  /** The admin endpoints (docs/lifecycle.md), behind ADMIN_TOKEN. */
+  admin?: { token: string; actions: AdminActions };
 }
 
 const API_BODY_LIMIT = '1mb';
@@ -64,7 +67,7 @@ function knownOperation(operations: Record<string, Operation>) {
   };
 }
 
-export function createApp({ log, operations, ingest, edge }: AppDeps): express.Express {
+export function createApp({ log, operations, ingest, edge, admin }: AppDeps): express.Express {
   const app = express();
   // The caller before its body (docs/api.md, errors: operation → credentials → params).
   const guard = edge ? [guardCaller(edge, API_BODY_LIMIT_BYTES)] : [];
@@ -88,6 +91,7 @@ export function createApp({ log, operations, ingest, edge }: AppDeps): express.E
     if (ingest.listing)
       app.get('/ingest/catalog', requireIngestToken(ingest.token), catalogRoute(ingest.listing));
   }
+  if (admin) app.use('/admin', adminRouter({ ...admin, log }));
   app.all(
     API12_REST_ROUTE,
     knownOperation(operations), // the operation first (§2.2): PUT on an unknown one is its 404

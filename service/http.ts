@@ -20,6 +20,7 @@ export interface HttpDeps {
   catalog: Catalog;
   operations: Record<string, Operation>;
   ingest: AppDeps['ingest'] & {};
+  admin: AppDeps['admin'];
   worker: IngestWorker | undefined;
   renderer: RenderPool;
 }
@@ -33,12 +34,12 @@ export async function listenHttp(deps: HttpDeps): Promise<{
   httpUrl: string;
   consumerLag: ReturnType<typeof consumerLagReader> | undefined;
 }> {
-  const { config, log, db, catalog, operations, ingest, worker, renderer } = deps;
+  const { config, log, db, catalog, operations, ingest, admin, worker, renderer } = deps;
   const consumerLag = worker ? consumerLagReader(config) : undefined;
   const app = createServiceApp({
     api:
       config.ROLE !== 'ingest'
-        ? createApp({ log, operations, ingest, edge: edgeGuards(config, catalog) })
+        ? createApp({ log, operations, ingest, admin, edge: edgeGuards(config, catalog) })
         : undefined,
     operations: Object.keys(operations),
     readiness: { db, consumer: worker, renderer: config.ROLE !== 'ingest' ? renderer : undefined },

@@ -11,6 +11,8 @@ import { migrate } from '../shared/clickhouse/migrate.js';
 import type { Config } from '../shared/config.js';
 import { createLogger, type Logger } from '../shared/log.js';
 import { catalogListing } from '../shared/catalog/listing.js';
+import { ErasureStore } from '../shared/clickhouse/erasure-store.js';
+import { adminActions, adminToken } from './admin.js';
 import { readTemplateCacheFrom } from '../shared/metrics.js';
 import { seedDemo } from './demo.js';
 import { listenHttp } from './http.js';
@@ -57,6 +59,7 @@ export async function startService(
     config.INGEST_BATCH_SIZE,
     log,
     (lists) => (lists === 'all' ? statsCache.bumpAll() : statsCache.bump(lists)),
+    new ErasureStore(db),
   );
   const recovery = startRecovery(config, pipeline, log);
   const token = ingestToken(config);
@@ -83,6 +86,7 @@ export async function startService(
     operations,
     // listing: GET /ingest/catalog, the admin CLI's read of users, lists and grants.
     ingest: { sink, token, listing: (f) => catalogListing(db, config.DEFAULT_TIMEZONE, f) },
+    admin: { token: adminToken(config), actions: adminActions({ config, db, pipeline, sink, log }) },
     worker,
     renderer,
   });

@@ -97,6 +97,16 @@ const envSchema = z.object({
   /** How long the group waits for a silent worker (e.g. one killed) before handing its partitions on. */
   KAFKA_SESSION_TIMEOUT_MS: int(30_000, 6_000, 300_000),
   INGEST_TOKEN: optionalString,
+  /** Authorises the admin commands (docs/lifecycle.md); generated into DATA_DIR/admin-token when unset. */
+  ADMIN_TOKEN: optionalString,
+  /**
+   * Where `backup` may write and `restore` may read (an absolute directory; the engine's
+   * backups.allowed_path): `/` allows any directory the process can write.
+   */
+  BACKUP_ROOT: z
+    .string()
+    .default('/')
+    .refine((p) => p.startsWith('/'), 'must be an absolute path'),
   ROLE: z.enum(['all', 'api', 'ingest']).default('all'),
   SEED_DEMO: boolFlag(true),
   DEFAULT_TIMEZONE: timeZone.default('Europe/Bucharest'),
@@ -159,6 +169,12 @@ const configSchema = envSchema.superRefine((c, ctx) => {
       `needed with ${c.KAFKA_SASL_USERNAME ? 'KAFKA_SASL_USERNAME' : 'KAFKA_SASL_PASSWORD'} (plain, scram-sha-256 or scram-sha-512)`,
     );
   }
+  if (c.ADMIN_TOKEN && c.ADMIN_TOKEN === c.INGEST_TOKEN)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['ADMIN_TOKEN'],
+      message: 'must differ from INGEST_TOKEN (the ingest token must not run admin commands)',
+    });
   if (c.CLICKHOUSE_CLUSTER && !c.CLICKHOUSE_URL)
     ctx.addIssue({
       code: 'custom',

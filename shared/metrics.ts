@@ -49,6 +49,17 @@ const deduplicated = new Counter({
   registers: [registry],
 });
 
+const erased = new Counter({
+  name: 'mailstats_ingest_records_erased_total',
+  help: 'Activity records not stored because their subscriber was erased from their list after they happened (docs/lifecycle.md)',
+  registers: [registry],
+});
+
+/** Records of erased (list, subscriber) pairs that arrived after the erasure and were not stored. */
+export function countErased(n: number): void {
+  if (n > 0) erased.inc(n);
+}
+
 const batchWrite = new Histogram({
   name: 'mailstats_ingest_batch_write_duration_seconds',
   help: 'Time to write one batch of validated records to ClickHouse (dedup, insert, ledger, day recompute)',
