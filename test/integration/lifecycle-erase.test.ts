@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { adminCli } from '../support/admin-cli.js';
 import { expectedStats, type RawActivity } from '../support/expected-stats.js';
 import { activityStream, STREAM_PERIOD } from '../support/kafka.js';
 import { scrape, metricValue } from '../support/metrics.js';
@@ -19,18 +19,7 @@ const ADMIN = 'test-admin-token-0123456789';
 const SHAPES = ['', '&workflow_ids=2', '&workflow_ids=1,3,4', '&workflow_ids=2,3'];
 const shapeWorkflows = (s: string) =>
   s === '' ? undefined : s.slice('&workflow_ids='.length).split(',').map(Number);
-
-const root = resolve(import.meta.dirname, '../..');
-function cli(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; out: string; err: string }>((ok) => {
-    const child = execFile(
-      process.execPath,
-      ['--import', 'tsx', 'admin/cli.ts', ...args],
-      { cwd: root, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, timeout: 120_000 },
-      (_e, out, err) => ok({ code: child.exitCode, out, err }),
-    );
-  });
-}
+const cli = (args: string[], env: Record<string, string>) => adminCli(args, env, { timeout: 120_000 });
 
 /**
  * Erasure (docs/lifecycle.md, "erase"): every answer for the list is what it would be had the
