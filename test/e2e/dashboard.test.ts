@@ -1,10 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO, DEMO_ORDER_PARAMS } from '../../ingest/demo-seed.js';
+import { buildDashboard, ensureChromium, launchBrowser, type Browser } from '../support/browser.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 /**
@@ -12,33 +11,13 @@ import { startTestService, type TestService } from '../support/service.js';
  * service with the demo tenant: every figure shown is compared with the API's own answer for the same
  * query, fetched here.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(process.cwd(), '.cache', 'screenshots');
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
-
-/** Chromium is a test requirement: installed when we are root, else a loud failure naming the command. */
-function ensureChromium(): void {
-  if (existsSync(CHROMIUM)) return;
-  if (process.getuid?.() === 0) {
-    execFileSync(
-      'sh',
-      [
-        '-c',
-        'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium',
-      ],
-      { stdio: 'inherit' },
-    );
-    if (existsSync(CHROMIUM)) return;
-  }
-  throw new Error(
-    `The dashboard's browser tests need Chromium at ${CHROMIUM}: install it with \`apt-get install -y chromium\``,
-  );
-}
 
 let service: TestService;
 let context: BrowserContext;
 let page: Page;
-let profile: string;
+let browser: Browser;
 const external: string[] = [];
 const pageErrors: string[] = [];
 
@@ -185,30 +164,12 @@ async function tabTo(selector: string, key: 'Tab' | 'Shift+Tab' = 'Tab'): Promis
 
 beforeAll(async () => {
   ensureChromium();
-  // The page under test is built from the current sources (the same build `npm install` runs).
-  execFileSync(process.execPath, ['dashboard/build.mjs'], { stdio: 'inherit' });
+  buildDashboard();
   service = await startTestService({ SEED_DEMO: 'true' });
   expect(service.seeded).toBe(true);
   mkdirSync(SHOTS, { recursive: true });
-  profile = mkdtempSync(join(tmpdir(), 'mailstats-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    acceptDownloads: true,
-    viewport: { width: 1280, height: 900 },
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(60_000);
+  browser = await launchBrowser();
+  ({ context, page } = browser);
   context.on('request', (r) => {
     const url = new URL(r.url());
     if (['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol) && !LOOPBACK.has(url.hostname))
@@ -219,8 +180,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await context?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await browser?.close();
   await service?.stop();
 });
 
