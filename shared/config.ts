@@ -103,6 +103,13 @@ const envSchema = z.object({
    * another process's writes are seen within N ms).
    */
   STATS_CACHE_MS: optionalString.pipe(z.coerce.number<string>().int().min(0).max(86_400_000).optional()),
+  /**
+   * Embedded: connections to the store that serve automation.stats reads beside the writer's (the engine
+   * runs one statement at a time per connection, so reads neither queue behind writes nor behind each
+   * other). 0: stats reads share the writer's connection. Ignored with CLICKHOUSE_URL (the HTTP client
+   * keeps its own pool of connections to the server).
+   */
+  STATS_READ_CONNECTIONS: int(2, 0, 16),
   /** Records per ClickHouse write when a body or Kafka batch is larger. */
   INGEST_BATCH_SIZE: int(100_000, 1, 1_000_000),
 });

@@ -70,12 +70,9 @@ export async function startService(config: Config, log = createLogger(config.LOG
   const catalog = new Catalog(db, config.DEFAULT_TIMEZONE, log);
   catalog.startPolling(config.CATALOG_POLL_MS);
   const statsCache = new StatsCache(statsCacheOptions(config));
-  const pipeline = new Pipeline(
-    catalog,
-    new EventStore(db, config.DEDUP_WINDOW_DAYS),
-    config.INGEST_BATCH_SIZE,
-    log,
-    (lists) => (lists === 'all' ? statsCache.bumpAll() : statsCache.bump(lists)),
+  const events = new EventStore(db, config.DEDUP_WINDOW_DAYS);
+  const pipeline = new Pipeline(catalog, events, config.INGEST_BATCH_SIZE, log, (lists) =>
+    lists === 'all' ? statsCache.bumpAll() : statsCache.bump(lists),
   );
   // Ledger retention and any list re-dating a crash left unfinished (ARCHITECTURE.md, storage), in the
   // processes that write (not an API that hands its ingest to Kafka). Queued ahead of every write, but
@@ -160,6 +157,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
 
   const statsDeps = {
     db,
+    generations: events.generations,
     catalog,
     defaultTimezone: config.DEFAULT_TIMEZONE,
     maxPeriodDays: config.MAX_PERIOD_DAYS,

@@ -1,5 +1,6 @@
 import type { Catalog } from '../../shared/catalog/catalog.js';
 import type { Db } from '../../shared/clickhouse/client.js';
+import type { CurrentGenerations } from '../../shared/clickhouse/generations.js';
 import { readDailyStats } from '../../shared/clickhouse/stats-store.js';
 import { authorize } from '../api12/auth.js';
 import { JsonAnswer } from '../api12/json-answer.js';
@@ -20,6 +21,8 @@ export const MAX_WORKFLOW_IDS = 1000;
 
 export interface StatsDeps {
   db: Db;
+  /** Embedded: each list's current dating generation, held by the writer (server mode: looked up). */
+  generations?: CurrentGenerations;
   catalog: Catalog;
   defaultTimezone: string;
   maxPeriodDays: number;
@@ -72,6 +75,8 @@ export async function automationStats(
   const query = { listId, workflowIds, triggerId, ...period };
   const currency = list?.currency ?? 'RON';
   const answer = async () =>
-    JsonAnswer.from((await readDailyStats(deps.db, query)).map((d) => toStatsRecord(d, listId, currency)));
+    JsonAnswer.from(
+      (await readDailyStats(deps.db, query, deps.generations)).map((d) => toStatsRecord(d, listId, currency)),
+    );
   return deps.cache ? deps.cache.read(query, currency, answer) : answer();
 }

@@ -71,6 +71,9 @@ export class Db {
    */
   faultInjector: ((what: string) => Promise<void>) | undefined;
 
+  /** Connections that serve `read` (embedded: beside the writer's), with their statements in flight. */
+  private readers: { client: ClickHouseClient; busy: number }[] = [];
+
   constructor(
     private readonly client: ClickHouseClient,
     readonly mode: 'embedded' | 'server',
@@ -90,6 +93,35 @@ export class Db {
       });
       return rs.json<T>();
     });
+  }
+
+  /**
+   * A read that may run beside other statements: on the least busy of the read connections when there
+   * are any (each runs one statement at a time), else as `query`.
+   */
+  async read<T>(sql: string, params: Params = {}, settings: ClickHouseSettings = {}): Promise<T[]> {
+    if (this.readers.length === 0) return this.query<T>(sql, params, settings);
+    let reader = this.readers[0]!;
+    for (const r of this.readers) if (r.busy < reader.busy) reader = r;
+    reader.busy++;
+    try {
+      return await this.track(sql, async () => {
+        const rs = await reader.client.query({
+          query: sql,
+          query_params: params,
+          format: 'JSONEachRow',
+          clickhouse_settings: settings,
+        });
+        return rs.json<T>();
+      });
+    } finally {
+      reader.busy--;
+    }
+  }
+
+  /** Adds connections that serve `read` (already in the right database). */
+  addReaders(clients: ClickHouseClient[]): void {
+    this.readers.push(...clients.map((client) => ({ client, busy: 0 })));
   }
 
   async command(sql: string, params: Params = {}, settings: ClickHouseSettings = {}): Promise<void> {
@@ -132,6 +164,7 @@ export class Db {
   async close(): Promise<void> {
     this.closing = true;
     if (this.inFlight > 0) await new Promise<void>((r) => (this.drained = r));
+    await Promise.all(this.readers.map((r) => r.client.close()));
     await this.client.close();
   }
 
@@ -196,6 +229,12 @@ async function openEmbedded(config: Config): Promise<Db> {
   // chDB ignores the client's `database` option; USE holds for the rest of the session.
   await db.command(`CREATE DATABASE IF NOT EXISTS ${database}`);
   await db.command(`USE ${database}`);
+  // Sessions of the same engine at the same path: they see every write of the writer's at once.
+  const readers = Array.from({ length: config.STATS_READ_CONNECTIONS }, () =>
+    createClient({ connection: engine.createChdbConnection({ path }) as unknown as ClientConnection }),
+  );
+  for (const reader of readers) await reader.command({ query: `USE ${database}` });
+  db.addReaders(readers);
   return db;
 }
 
