@@ -25,7 +25,7 @@ async function main() {
   if (service.url)
     console.log(`  API:          ${service.url}/api/1.2/rest/{user_id}/{api_key}/{operation}.json`);
   if (service.url)
-    // Where the token is, never the token itself (contract §5).
+    // Where the token is, never the token itself (docs/operations.md "Start-up").
     console.log(
       `  ingest:       POST ${service.url}/ingest  (Authorization: Bearer <token>; the token is ${
         config.INGEST_TOKEN

@@ -5,7 +5,7 @@ import { benchBatches } from './stats-data.js';
 import { benchService, table } from './support.js';
 
 /**
- * 100k records of this shape are ~12.5 MB, over the contract's 10 MiB ingest limit (413), so bodies
+ * 100k records of this shape are ~12.5 MB, over the 10 MiB ingest limit (docs/records.md "Ingest over HTTP") (413), so bodies
  * hold 75k records (~9.4 MB): the largest round number that fits.
  */
 const BODY_RECORDS = 75_000;

@@ -8,7 +8,7 @@ export class UnreadableBody extends Error {}
 /**
  * A body is a JSON array of records when it parses as one as a whole; otherwise it is NDJSON, one
  * record per line (blank lines ignored), and a line that is not valid JSON is that line's rejection
- * (contract §3.3). A line that is valid JSON but not a record object (`[]`, `5`) is rejected by
+ * (docs/records.md "Ingest over HTTP"). A line that is valid JSON but not a record object (`[]`, `5`) is rejected by
  * validation, also only for its line. In an array the "line" is the element's position; in NDJSON it
  * is the physical line. Only a body of which no line is JSON at all cannot be read.
  */

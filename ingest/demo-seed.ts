@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { DecodedItem } from './decode.js';
 
-/** The demo tenant (contract §5): fixed ids and key so the README's requests work as written. */
+/** The demo tenant (docs/records.md "The demo tenant"): fixed ids and key so the README's requests work as written. */
 export const DEMO = {
   userId: 1001,
   apiKey: 'demo-key-0123456789abcdef',

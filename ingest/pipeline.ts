@@ -119,7 +119,7 @@ export class Pipeline {
     const lists = [...new Set(records.flatMap((r) => (r.type === 'list' ? [r.list_id] : [])))];
     for (const id of lists) this.dated.delete(id);
     await this.catalog.write(records);
-    // Stored as they come (the catalog mirrors the platform, contract §3.2); the operator is told.
+    // Stored as they come (the catalog mirrors the platform, docs/records.md "Catalog records"); the operator is told.
     for (const r of records) {
       if (r.type !== 'template') continue;
       const problem = templateLimitProblem(r);

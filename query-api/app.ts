@@ -18,7 +18,7 @@ const API_BODY_LIMIT = '1mb';
 const INGEST_BODY_LIMIT = '10mb';
 export const API12_REST_ROUTE = '/api/1.2/rest/:userId/:apiKey/:operation';
 
-/** An unreadable body: 406 on the API (contract §2.2), 400 on /ingest (§3.3). */
+/** An unreadable body: 406 on the API (docs/api.md "Errors"), 400 on /ingest (docs/records.md "Ingest over HTTP"). */
 const unreadableParams = (reason: string) => invalidParam('body', reason);
 const unreadableIngest = (reason: string) => new ApiError(400, 400, `Unreadable body: ${reason}`);
 
@@ -33,7 +33,7 @@ function onlyMethods(allow: string[]) {
 }
 
 /**
- * The operation comes first in the contract's check order (§2.2): an unknown one is a 404 before its
+ * The operation comes first in the check order (docs/api.md "Errors"): an unknown one is a 404 before its
  * body is read. A known one is named for the request log (an unknown segment never is: it could be a key).
  */
 function knownOperation(operations: Record<string, Operation>) {
@@ -73,7 +73,7 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
     readBody(API_BODY_LIMIT, unreadableParams),
     api12Route(operations),
   );
-  // XML-RPC (contract §2.6): the same operations, positional params; body errors become faults.
+  // XML-RPC (docs/api.md "XML-RPC"): the same operations, positional params; body errors become faults.
   // Other methods: the JSON 405 (an XML-RPC fault answers POSTed calls only).
   app.all('/api/1.2/xmlrpc/:userId/:apiKey', onlyMethods(['POST']));
   app.post(
@@ -81,7 +81,7 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
     readBody(API_BODY_LIMIT, unreadableParams),
     xmlrpcRoute(operations, log),
   );
-  // Any other path: the message quotes nothing from it (contract §2.2).
+  // Any other path: the message quotes nothing from it (docs/api.md "Errors").
   app.use((_req: Request, _res: Response, next: NextFunction) => next(unknownMethod()));
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {

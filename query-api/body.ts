@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { ApiError, tooLarge, unsupportedEncoding } from './api12/errors.js';
 
-/** Contract §2.2. body-parser also knows zstd on newer Node versions; the contract does not. */
+/** docs/api.md "Parameters" (bodies). body-parser also knows zstd on newer Node versions; the API does not. */
 const SUPPORTED_ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br']);
 
 /** How a body that cannot be read is answered: 406 `Invalid param body: …` on the API, 400 on /ingest. */
@@ -38,7 +38,7 @@ export function bodyError(err: unknown, unreadable: Unreadable): ApiError | unde
 /**
  * The request body as a Buffer in `req.body` (empty bodies leave it undefined), decoded from identity,
  * gzip, deflate or br, at most `limit` bytes once decoded (so a small compressed "bomb" is a 413, not
- * 1 GiB of memory). Every failure becomes the contract's error object.
+ * 1 GiB of memory). Every failure becomes the API's error object (docs/api.md "Errors").
  */
 export function readBody(limit: string, unreadable: Unreadable): RequestHandler[] {
   const raw = express.raw({ type: () => true, limit });

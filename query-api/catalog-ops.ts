@@ -11,7 +11,7 @@ import type { Operation } from './api12/router.js';
  * - `transactional.templates` (list_id) → `[{"account_id", "active", "is_default", "templates":
  *   [{"template_id", "content_type"}]}]`: the list's SMTP accounts and their templates (deleted ones left
  *   out), ascending by id.
- * Same checks and errors as the API's own operations: 407 → 406 → 101 (contract §2.2).
+ * Same checks and errors as the API's own operations: 407 → 406 → 101 (docs/api.md "Errors").
  */
 export interface CatalogOpsDeps {
   catalog: Catalog;

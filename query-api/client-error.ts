@@ -10,8 +10,8 @@ const TIMEOUTS = new Set(['ERR_HTTP_REQUEST_TIMEOUT', 'HPE_HEADER_TIMEOUT']);
 
 /**
  * A request Node's HTTP parser refuses (malformed request line or header, a head over the size limit,
- * a head that never completes) gets the contract's error object instead of Node's bare answer, where
- * an answer can still be written (contract §2.2). There is no request object here: the answer is
+ * a head that never completes) gets the API's error object instead of Node's bare answer, where
+ * an answer can still be written (docs/api.md "Errors"). There is no request object here: the answer is
  * written on the socket as it is. The log line carries only the parser's code: `err.rawPacket` holds the
  * request's bytes, api key and Authorization header included.
  */

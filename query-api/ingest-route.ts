@@ -26,7 +26,7 @@ export function requireIngestToken(token: string) {
   };
 }
 
-/** POST /ingest (contract §3.3): NDJSON or a JSON array, per-line rejections. */
+/** POST /ingest (docs/records.md "Ingest over HTTP"): NDJSON or a JSON array, per-line rejections. */
 export function ingestRoute(sink: IngestSink) {
   return async (req: Request, res: Response) => {
     let items: DecodedItem[];

@@ -12,7 +12,7 @@ export function requestIdOf(incoming: string | undefined): string {
 /**
  * What a log line may say about a request: the matched route's pattern (never the path it came in on),
  * the operation when the path named a known one, and the request id. No path, query string or header
- * can hold an api key or the ingest token here, whatever the shape of the path (contract §2.3).
+ * can hold an api key or the ingest token here, whatever the shape of the path (docs/api.md "Authentication").
  */
 export function requestFields(req: Request, res: Response): Record<string, unknown> {
   const route = (req.route as { path?: unknown } | undefined)?.path;

@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
- * Every Prometheus metric of the process, in one registry (contract §6). Other modules call the small
+ * Every Prometheus metric of the process, in one registry (docs/operations.md "Metrics"). Other modules call the small
  * functions below (one line each) instead of touching prom-client; names and labels live only here.
  * Labels are always from small fixed sets: never a path, an id or a key.
  */
@@ -10,7 +10,7 @@ collectDefaultMetrics({ register: registry });
 
 const httpRequests = new Counter({
   name: 'mailstats_http_requests_total',
-  help: 'HTTP requests answered, by operation, HTTP status and contract error code (0 = success)',
+  help: 'HTTP requests answered, by operation, HTTP status and API error code (0 = success)',
   labelNames: ['operation', 'status', 'code'] as const,
   registers: [registry],
 });

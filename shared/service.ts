@@ -76,8 +76,8 @@ export async function startService(config: Config, log = createLogger(config.LOG
   );
   // Ledger retention and any list re-dating a crash left unfinished (ARCHITECTURE.md, storage), in the
   // processes that write (not an API that hands its ingest to Kafka). Queued ahead of every write, but
-  // beside the API: readers only ever read finished generations (contract §3.4: the API answers at once
-  // after a crash). Retried with backoff while ClickHouse fails; meanwhile each list is still re-dated
+  // beside the API: readers only ever read finished generations (docs/records.md "Counted once": the API
+  // answers at once after a crash). Retried with backoff while ClickHouse fails; meanwhile each list is still re-dated
   // before its next write.
   const stopRecovery = new AbortController();
   const writes = config.ROLE !== 'api' || config.KAFKA_BROKERS.length === 0;
@@ -96,7 +96,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
     : Promise.resolve();
   const token = ingestToken(config);
 
-  // Kafka is reached beside the API, never before it (contract §3.4): the producer connects and the
+  // Kafka is reached beside the API, never before it (docs/operations.md "Start-up"): the producer connects and the
   // consumer joins its group in the background, retried while Kafka is away; POST /ingest answers
   // 503 until the producer is ready.
   let sink: IngestSink = pipeline;
@@ -174,7 +174,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
     ...catalogOperations({ catalog }),
   };
 
-  // Every role listens on PORT: the ingest role for /healthz, /readyz and /metrics only (contract §6).
+  // Every role listens on PORT: the ingest role for /healthz, /readyz and /metrics only (docs/operations.md "Endpoints").
   const app = createServiceApp({
     api: config.ROLE !== 'ingest' ? createApp({ log, operations, ingest: { sink, token } }) : undefined,
     operations: Object.keys(operations),
@@ -205,7 +205,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
     recovered,
     async close() {
       stopRecovery.abort();
-      // Bounded at every step (contract §6: stop within 10 s whatever does not answer). Offsets not
+      // Bounded at every step (docs/operations.md "Shutdown": stop within 10 s whatever does not answer). Offsets not
       // committed because Kafka was away are simply read again by the next start.
       const bounded = (what: string, ms: number, task: () => Promise<unknown>) =>
         withTimeout(task(), ms, what).catch((err: unknown) =>

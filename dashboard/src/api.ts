@@ -7,7 +7,7 @@ export interface Session {
   apiKey: string;
 }
 
-/** The contract's error object as it came, or a network failure (code 0). */
+/** The API's error object as it came, or a network failure (code 0). */
 export class ApiError extends Error {
   constructor(
     message: string,

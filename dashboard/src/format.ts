@@ -1,5 +1,5 @@
 /**
- * Numbers as the API formats them (contract §2.4, ro-RO): decimal comma and `.` between every group of
+ * Numbers as the API formats them (docs/api.md "Answer", ro-RO): decimal comma and `.` between every group of
  * thousands (`1234.5 → "1.234,50"`). Written out rather than left to Intl, whose ro-RO leaves 4-digit
  * numbers ungrouped ("1234,50") and so would disagree with the API's own formatted fields.
  */

@@ -1,5 +1,5 @@
 /**
- * Period presets → the API's period params (contract §2.4), and the previous period of the same length
+ * Period presets → the API's period params (docs/api.md "Period"), and the previous period of the same length
  * that the totals are compared with. Dates are calendar dates (`YYYY-MM-DD`) in the list's time zone.
  */
 export type Preset =

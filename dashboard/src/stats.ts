@@ -1,6 +1,6 @@
 import type { StatsRecord } from '../../query-api/stats/answer.js';
 
-/** automation.stats answer records (contract §2.4): the server's own type (type-only: nothing is bundled). */
+/** automation.stats answer records (docs/api.md "Answer"): the server's own type (type-only: nothing is bundled). */
 export type { StatsRecord };
 
 /** Counters that add up over days. */

@@ -12,7 +12,7 @@ const HELP = `Publish an NDJSON file of mailstats records to Kafka (backfill and
 
 Usage: npm run publish -- <file.ndjson> [--dry-run] [--batch N]
 
-Each line is one record (contract §3). Activity records go to KAFKA_EVENTS_TOPIC keyed by list_id,
+Each line is one record (docs/records.md). Activity records go to KAFKA_EVENTS_TOPIC keyed by list_id,
 catalog records to KAFKA_CATALOG_TOPIC keyed by entity; invalid lines are reported and skipped (the
 worker would dead-letter them). Records are produced with acks = all. Republishing a file is safe:
 records are counted once per event_id within DEDUP_WINDOW_DAYS.

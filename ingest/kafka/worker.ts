@@ -78,7 +78,7 @@ export class IngestWorker {
       }
       // kafkajs restarts only after errors it deems retriable. Others (e.g. the group coordinator not
       // found while a broker restarts during a join) leave the consumer disconnected for good: records
-      // would stop flowing with no one to notice. Faults only delay (contract §3.4): start it again.
+      // would stop flowing with no one to notice. Faults only delay (docs/records.md "Counted once"): start it again.
       this.log.error(
         { err: e.payload.error },
         'kafka consumer stopped on an error kafkajs does not retry; starting it again',

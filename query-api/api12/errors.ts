@@ -1,4 +1,4 @@
-/** The contract's error object, with the HTTP status it travels with (contract §2.2). */
+/** The API's error object, with the HTTP status it travels with (docs/api.md "Errors"). */
 export class ApiError extends Error {
   constructor(
     readonly code: number,
@@ -20,7 +20,7 @@ export const notAllowed = (listId: number | string) =>
   new ApiError(101, 403, `Not allowed for list_id = ${listId}`);
 /**
  * `operation` is the operation segment of a path of the API's shape. Any other path gets a message that
- * quotes nothing from it (contract §2.2): a misplaced segment could be an api key.
+ * quotes nothing from it (docs/api.md "Errors"): a misplaced segment could be an api key.
  */
 export const unknownMethod = (operation?: string) =>
   new ApiError(
@@ -45,13 +45,13 @@ export const unsupportedEncoding = (encoding: string) =>
     `Unsupported content encoding ${encoding.replace(/[^\x20-\x7e]/g, '?').slice(0, 64)}`,
   );
 
-// Outside the contract's table (decisions in ARCHITECTURE.md, "HTTP edge"): the code is the HTTP status.
+// The edge's own errors (docs/api.md "Errors"; ARCHITECTURE.md, "HTTP edge"): the code is the HTTP status.
 export const methodNotAllowed = () => new ApiError(405, 405, 'Method not allowed');
 export const badRequest = () => new ApiError(400, 400, 'Bad request');
 export const headersTooLarge = () => new ApiError(431, 431, 'Request header fields too large');
 export const requestTimeout = () => new ApiError(408, 408, 'Request timeout');
 
-// transactional.templateRender (contract §2.2, §2.5)
+// transactional.templateRender (docs/api.md "Errors", "transactional.templateRender")
 export const accountNotFound = () => new ApiError(17003, 404, 'Could not find the SMTP account');
 export const accountInactive = () => new ApiError(17004, 409, 'The SMTP account is inactive');
 export const templateNotFetched = (status: 404 | 503, reason: string) =>

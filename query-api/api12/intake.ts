@@ -5,7 +5,7 @@ import type { RawParams } from './params.js';
 import { signatureOf } from './signatures.js';
 
 /**
- * Parameter intake (contract §2.1): every shape the platform's clients send, read in this one place
+ * Parameter intake (docs/api.md "Parameters"): every shape the platform's clients send, read in this one place
  * and handed to the operations as one object of named params.
  *
  * A source (the query string, the body, an XML-RPC call) yields either named params, which may
@@ -16,7 +16,7 @@ import { signatureOf } from './signatures.js';
 export type Source = RawParams | readonly unknown[];
 
 /**
- * Limits for nested form fields: 20 levels as PHP allows (contract §2.1); lists long enough for
+ * Limits for nested form fields: 20 levels as PHP allows (docs/api.md "Parameters"); lists long enough for
  * 1,000 workflow ids and more, so that the id-list check, not the parser, tells a caller about 1,001;
  * a field count that the 1 MiB body limit could reach anyway, but bounded explicitly. Over a limit is a
  * 406, never a silent truncation.
@@ -109,7 +109,7 @@ function parseMultipart(body: Buffer, contentType: string): Promise<RawParams> {
 const mediaType = (contentType: string | undefined) => contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
 
 /**
- * A body is read by what it is, not only by what its header claims (contract §2.1): the current PHP
+ * A body is read by what it is, not only by what its header claims (docs/api.md "Parameters"): the current PHP
  * client posts a JSON object under `application/x-www-form-urlencoded`. An empty body, and `[]` (how
  * PHP's json_encode writes "no arguments"), are no params; another JSON array is positional params.
  * Throws 406 `Invalid param body: …` when the body cannot be read.
@@ -143,7 +143,7 @@ function readJson(text: string): { value: unknown } | undefined {
 }
 
 /**
- * The values PHP treats as false (contract §2.1): for an optional param they mean "not given".
+ * The values PHP treats as false (docs/api.md "Parameters"): for an optional param they mean "not given".
  * `"false"` is not false in PHP, but the PHP client sends `false` that way in multipart fields.
  */
 export function phpFalsy(v: unknown): boolean {
@@ -179,8 +179,8 @@ function resolvePositions(operation: string, source: Source): RawParams {
 }
 
 /**
- * The operation's params from its sources, later sources winning (query string, then body: contract
- * §2.1). Each source is read whole first (there a name wins over its position); then, for every
+ * The operation's params from its sources, later sources winning (query string, then body: docs/api.md
+ * "Parameters"). Each source is read whole first (there a name wins over its position); then, for every
  * optional param of the operation, a PHP-false value is dropped, so the operations see "not given".
  */
 export function namedParams(operation: string, sources: readonly Source[]): RawParams {

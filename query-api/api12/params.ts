@@ -79,7 +79,7 @@ function phpDateTime(v: unknown): string | undefined {
 }
 
 /**
- * A date in any form of contract §2.1. Only the calendar date as written counts: the time and the
+ * A date in any form of docs/api.md "Parameters". Only the calendar date as written counts: the time and the
  * offset or time zone are read past, never converted (`2026-11-02T23:30:00-0500` is 2026-11-02).
  */
 export function optionalDate(params: RawParams, name: string): string | undefined {

@@ -8,7 +8,7 @@ import type { Caller } from '../stats/handler.js';
 
 export type Operation = (caller: Caller, params: RawParams) => Promise<unknown>;
 
-/** `{base}/api/1.2/rest/{user_id}/{api_key}/{operation}.json`, GET or POST (contract §2.1). */
+/** `{base}/api/1.2/rest/{user_id}/{api_key}/{operation}.json`, GET or POST (docs/api.md "Addressing"). */
 export function api12Route(operations: Record<string, Operation>) {
   return async (req: Request, res: Response) => {
     const segment = String(req.params.operation);

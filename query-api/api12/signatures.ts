@@ -1,5 +1,5 @@
 /**
- * Each operation's parameters in the order of its parameter table (contract §2.1): the PHP client
+ * Each operation's parameters in the order of its parameter table (docs/api.md "Clients' encodings"): the PHP client
  * sends them by position (`__0__`, `__1__`, …) and XML-RPC callers as positional params, so this
  * order is part of the API. `required` params keep their own rules for "absent" (407); every other
  * param is optional, and the values PHP treats as false mean "not given" for it.

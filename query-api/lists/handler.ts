@@ -4,7 +4,7 @@ import { authenticate } from '../api12/auth.js';
 import type { RawParams } from '../api12/params.js';
 import type { Caller } from '../stats/handler.js';
 
-/** One entry of the list.all answer (contract §6); the dashboard's list picker reads exactly this. */
+/** One entry of the list.all answer (docs/api.md "list.all"); the dashboard's list picker reads exactly this. */
 export const ListEntry = z.object({
   list_id: z.string(),
   list_name: z.string(),

@@ -46,7 +46,7 @@ function describeField(ctx: { zodSchema: unknown; jsonSchema: JsonSchema }): voi
 }
 
 /**
- * The record schemas for producers (contract §3): what a record may look like on the wire, i.e. the
+ * The record schemas for producers (docs/records.md "Schema"): what a record may look like on the wire, i.e. the
  * input side of shared/records (before ids become numbers, instants epoch ms and money decimal strings).
  * Served at /schemas/records.json and committed as schemas/records.json (`npm run schemas`).
  */
@@ -67,7 +67,7 @@ export function recordsJsonSchema(): JsonSchema {
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
 
-/** An error answer: its HTTP status, the contract codes it carries, and when. */
+/** An error answer: its HTTP status, the API error codes it carries, and when. */
 type ErrorCase = [status: number, codes: string];
 
 function errorResponses(cases: ErrorCase[]) {
@@ -103,7 +103,7 @@ const OPERATIONS: OperationDoc[] = [
     description:
       'Sends, opens, clicks, purchases, bounces, unsubscribes, spam, workflow events, conditions, actions, ' +
       'revenue, AOV and rates per date of the period (list time zone). Period: start_date/stop_date, else ' +
-      'month, else days, else the last 30 days (contract §2.4).',
+      'month, else days, else the last 30 days (docs/api.md, "Period").',
     params: statsParams,
     answer: 'StatsAnswer',
     errors: [
@@ -116,7 +116,7 @@ const OPERATIONS: OperationDoc[] = [
     summary: 'Render a stored transactional template',
     description:
       "Renders the template (Handlebars) of the list's SMTP account with `params`; props strings " +
-      'are rendered too (contract §2.5).',
+      'are rendered too (docs/api.md, "transactional.templateRender").',
     params: renderParams,
     answer: 'RenderResult',
     errors: [
@@ -134,7 +134,7 @@ const OPERATIONS: OperationDoc[] = [
   {
     name: 'list.all',
     summary: 'The lists the caller may read',
-    description: 'No parameters. One item per list with an active grant (contract §6).',
+    description: 'No parameters. One item per list with an active grant (docs/api.md, "list.all").',
     params: listAllParams,
     answer: 'ListAllAnswer',
     errors: [
@@ -247,7 +247,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
       summary: 'Ingest records (NDJSON or a JSON array, both record families mixed)',
       description:
         'Valid records are taken even when others are rejected. Without KAFKA_BROKERS accepted records are ' +
-        'stored and queryable before the answer; with it, accepted means acknowledged by Kafka (contract §3.3).',
+        'stored and queryable before the answer; with it, accepted means acknowledged by Kafka (docs/records.md, "Ingest over HTTP").',
       security: [{ ingestToken: [] }],
       requestBody: {
         required: true,

@@ -5,9 +5,9 @@ import { AccountEntry, WorkflowEntry } from '../catalog-ops.js';
 import { ListEntry } from '../lists/handler.js';
 
 /**
- * zod schemas of what the API 1.2 operations take and answer, for the OpenAPI document (contract §2).
+ * zod schemas of what the API 1.2 operations take and answer, for the OpenAPI document (docs/api.md).
  * Parameters are validated by the hand-written functions of api12/params.ts (they coerce the many
- * shapes PHP clients send and order the errors as the contract says); these schemas describe the same
+ * shapes PHP clients send and order the errors as docs/api.md "Errors" says); these schemas describe the same
  * documented shapes. Answers are checked against the types the handlers return at compile time (below)
  * and against real answers in test/integration/openapi.test.ts.
  */
@@ -160,7 +160,7 @@ export const templatesAnswer = z
 export const errorObject = z
   .object({ err: z.literal(true), message: z.string(), code: z.number().int() })
   .strict()
-  .describe('Every failure (contract §2.2)');
+  .describe('Every failure (docs/api.md, "Errors")');
 
 export const ingestAnswer = z
   .object({

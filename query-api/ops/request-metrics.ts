@@ -29,7 +29,7 @@ export function operationLabel(path: string, operations: ReadonlySet<string>): s
   return 'other';
 }
 
-/** Counts and times every request once its answer is finished (contract error code from the body). */
+/** Counts and times every request once its answer is finished (the API error code from the body). */
 export function requestMetrics(operations: Iterable<string>) {
   const known = new Set(operations);
   return (req: Request, res: Response, next: NextFunction) => {

@@ -24,7 +24,7 @@ export interface ServiceAppDeps {
 const API_PATH = /^\/api\/1\.2\/rest\/[^/]+\/[^/]+\/([^/]+)$/;
 
 /**
- * The HTTP listener of every role (contract §6): request metrics, /healthz, /readyz and /metrics
+ * The HTTP listener of every role (docs/operations.md "Endpoints"): request metrics, /healthz, /readyz and /metrics
  * always; the API, /ingest, /openapi.json, /docs and /schemas/records.json where the API is served.
  */
 export function createServiceApp({
@@ -70,7 +70,7 @@ export function createServiceApp({
     app.use(docsRouter());
     app.use(api);
   } else {
-    // The ingest role serves no API: every other path is the contract's 404 (the operation named
+    // The ingest role serves no API: every other path is the API's 404 (docs/api.md "Errors") (the operation named
     // only when the path has the API's shape, so no other segment — possibly a key — is echoed).
     app.use((req: Request) => {
       throw unknownMethod(API_PATH.exec(req.path)?.[1]);

@@ -42,7 +42,7 @@ const OPAQUE_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const OPAQUE_ID_RULE = 'must be 1-128 characters of [A-Za-z0-9_.:-]';
 
 /**
- * account_id / template_id (contract §2.1): opaque strings of 1–128 `[A-Za-z0-9_.:-]`. A JSON number
+ * account_id / template_id (docs/api.md "Addressing"): opaque strings of 1–128 `[A-Za-z0-9_.:-]`. A JSON number
  * (a client that stores ids as integers) is taken as its decimal string.
  */
 function opaqueId(params: RawParams, name: string): string | undefined {
@@ -114,7 +114,7 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 }
 
 /**
- * transactional.templateRender (contract §2.2, §2.5):
+ * transactional.templateRender (docs/api.md "Errors", "transactional.templateRender"):
  * 407 → 406 → 101 → 17003 / 17004 → 17006 → 17007 → `{content, engine, type, props}`, as a JsonAnswer
  * (its JSON bytes; the object through value() or toJSON()).
  */

@@ -1,7 +1,7 @@
 /**
- * Render limits (contract §2.5): what a template may cost, and the cheap checks that refuse what surely
+ * Render limits (docs/api.md "Render limits"): what a template may cost, and the cheap checks that refuse what surely
  * costs more before anything is compiled. Pure and dependency-free, so the ingest pipeline can call
- * templateLimitProblem() to warn about a stored template (contract §3.2) without loading Handlebars.
+ * templateLimitProblem() to warn about a stored template (docs/records.md "Catalog records") without loading Handlebars.
  *
  * Measured on the project's 2-core machine (BENCHMARKS.md, render section): Handlebars compiles about
  * 4,000–5,000 mustaches per second of CPU (each `{{x}}` becomes a helper-or-value lookup in the generated
@@ -9,7 +9,7 @@
  * overflowed the stack after 26 s. A realistic order confirmation has 50–150 mustaches nested 3–4 deep.
  */
 
-/** Also the catalog's limit for `content` (contract §3.2). */
+/** Also the catalog's limit for `content` (docs/records.md "Catalog records"). */
 export const MAX_TEMPLATE_BYTES = 512 * 1024;
 /** Templated strings in `props` (subject lines and the like), all together, as JSON. */
 export const MAX_PROPS_BYTES = 64 * 1024;

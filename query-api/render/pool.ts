@@ -1,5 +1,5 @@
 /**
- * Compiles and renders templates off the event loop (contract §2.5), in a small pool of worker threads
+ * Compiles and renders templates off the event loop (docs/api.md "Render limits"), in a small pool of worker threads
  * (node:worker_threads; piscina was considered, but the pool needs per-task kills with a reason, a
  * template-to-worker preference and a two-step send of the template, which are a few lines here).
  *

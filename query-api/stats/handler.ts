@@ -45,7 +45,7 @@ const zoneFree = (p: PeriodParams) =>
     : p.stopDate !== undefined || (p.month !== undefined && p.month.year !== undefined);
 
 /**
- * automation.stats: 407 → 406 → 101 → checks that depend on the list → answer (contract §2.2, §2.4).
+ * automation.stats: 407 → 406 → 101 → checks that depend on the list → answer (docs/api.md "Errors", "automation.stats").
  * A period that depends on the list's zone is resolved only after authorize(): before it, a 406 for a
  * list behind UTC and a 101 for an unknown one would tell an outsider that the list exists and its zone.
  */

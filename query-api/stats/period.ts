@@ -18,7 +18,7 @@ const lastDayOfMonth = (year: number, month: number) =>
   fromDayNumber(Date.UTC(year, month, 1) / 86_400_000 - 1);
 
 /**
- * The period in the list's time zone (contract §2.4): explicit dates win over `month`, which wins
+ * The period in the list's time zone (docs/api.md "Period"): explicit dates win over `month`, which wins
  * over `days`; the default is the last 30 days including today.
  */
 export function resolvePeriod(p: PeriodParams, timeZone: string, maxDays: number, now = Date.now()): Period {

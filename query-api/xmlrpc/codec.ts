@@ -1,7 +1,7 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 
 /**
- * The XML-RPC encoding (contract §2.6, http://xmlrpc.com/spec.md) at the edge of the API: a
+ * The XML-RPC encoding (docs/api.md "XML-RPC", http://xmlrpc.com/spec.md) at the edge of the API: a
  * `methodCall` in, a `methodResponse` or a fault out. It knows nothing of the operations.
  *
  * The parser is fast-xml-parser, configured so that it only tokenises: no DTDs (a body with one is
@@ -250,7 +250,7 @@ export function encodeResponse(value: unknown): string {
   return `${HEAD}<methodResponse><params><param>${encodeValue(plain)}</param></params></methodResponse>\n`;
 }
 
-/** A failure: faultCode = the contract's error code, faultString = its message. */
+/** A failure: faultCode = the API's error code, faultString = its message. */
 export function encodeFault(code: number, message: string): string {
   return (
     `${HEAD}<methodResponse><fault><value><struct>` +

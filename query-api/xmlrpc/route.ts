@@ -6,9 +6,9 @@ import type { Operation } from '../api12/router.js';
 import { XmlRpcError, decodeCall, encodeFault, encodeResponse } from './codec.js';
 
 /**
- * `POST {base}/api/1.2/xmlrpc/{user_id}/{api_key}` (contract §2.6): the REST operations, called
+ * `POST {base}/api/1.2/xmlrpc/{user_id}/{api_key}` (docs/api.md "XML-RPC"): the REST operations, called
  * with positional params. Same path from params to answer as REST (`invoke`); only the encoding
- * differs. Every failure is a fault carrying the contract's code and message, with HTTP 200.
+ * differs. Every failure is a fault carrying the API's error code and message, with HTTP 200.
  *
  * Returns the route's handlers: the call, then an error handler for what the body reader throws
  * before the call (a body over the limit → fault 413), mounted after the body parser.

@@ -222,7 +222,7 @@ async function openEmbedded(config: Config): Promise<Db> {
       { cause: err },
     );
   }
-  // chdb ships its own copy of the client-common types; the runtime contract is the same.
+  // chdb ships its own copy of the client-common types; the runtime interface is the same.
   const chdb = engine.createChdbConnection({ path });
   const client = createClient({ connection: chdb as unknown as ClientConnection });
   const db = new Db(client, 'embedded', chdb);

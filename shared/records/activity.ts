@@ -23,7 +23,7 @@ const base = {
   trigger_id: positiveId.optional(),
   timestamp: instant,
 };
-/** Reactions to a message carry when that message was sent: they count on that day (contract §2.4). */
+/** Reactions to a message carry when that message was sent: they count on that day (docs/records.md "Dating"). */
 const reaction = { ...base, sent_at: instant.optional() };
 const outcome = { ...base, status: z.enum(['ok', 'failed']), reason: z.string().max(4096).optional() };
 

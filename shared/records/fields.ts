@@ -26,7 +26,7 @@ export const positiveId = z
     return n;
   });
 
-/** Opaque ids of accounts and templates (contract §2.1). */
+/** Opaque ids of accounts and templates (docs/api.md "Addressing"). */
 export const opaqueId = z
   .string()
   .regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must be 1-128 characters of [A-Za-z0-9_.:-]');
@@ -38,7 +38,7 @@ const isLeap = (y: number) => y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
 
 /**
  * RFC 3339 → epoch ms, or NaN. Every field is range-checked first: Date.parse rolls impossible dates
- * and times over (2025-02-29 → 03-01, 24:00 → the next day) where the contract wants them refused.
+ * and times over (2025-02-29 → 03-01, 24:00 → the next day) where docs/records.md "Activity records" has them refused.
  * Computed from the fields (Date.UTC) rather than re-parsed: this runs twice per record on the ingest
  * hot path. Digits beyond milliseconds are truncated, as DateTime64(3) would.
  */

@@ -6,7 +6,7 @@ import { fastActivity } from './fast.js';
 export * from './activity.js';
 export * from './catalog.js';
 
-/** Every record a producer may send, discriminated by `type` (contract §3). */
+/** Every record a producer may send, discriminated by `type` (docs/records.md "Schema"). */
 export const recordSchema = z.discriminatedUnion('type', [...activitySchemas, ...catalogSchemas]);
 export type MailstatsRecord = z.infer<typeof recordSchema>;
 

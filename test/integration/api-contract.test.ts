@@ -6,7 +6,7 @@ import { createApp } from '../../query-api/app.js';
 import { sha256, startTestService, tenant, type TestService } from '../support/service.js';
 
 /**
- * The API 1.2 surface of contract §2.1–2.4 over real HTTP: every way of passing params, every error
+ * The API 1.2 surface of docs/api.md ("Parameters" to "automation.stats") over real HTTP: every way of passing params, every error
  * with its status, message and check order, and every kind of access failure.
  *
  * Data (all sends, at 10:00 UTC = 12:00 in Bucharest / 15:00 UTC = 10:00 in New York, same dates):
@@ -152,7 +152,7 @@ const postJson = (body: unknown, urlPath = path()) =>
 const postForm = (body: string, urlPath = path()) =>
   svc.call(urlPath, { method: 'POST', body, contentType: 'application/x-www-form-urlencoded' });
 
-describe('params: every encoding (contract §2.1)', () => {
+describe('params: every encoding (docs/api.md "Parameters")', () => {
   it('query string on GET', async () => {
     expect(perDay(await svc.call(`${path()}?list_id=${A}&${PERIOD}`))).toEqual(ALL);
     expect(perDay(await svc.call(`${path()}?list_id=${A}&${PERIOD}&workflow_ids=1,2`))).toEqual(WF12);
@@ -236,7 +236,7 @@ describe('params: every encoding (contract §2.1)', () => {
   });
 });
 
-describe('errors of contract §2.2', () => {
+describe('errors of docs/api.md "Errors"', () => {
   it('an unknown operation → 404 Unknown API method', async () => {
     expect(await svc.call(`${path(USER, KEY, 'automation.foo.json')}?list_id=${A}`)).toEqual({
       status: 404,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * `npm start`'s banner says where the ingest token is kept, never the token itself (contract §5), and
+ * `npm start`'s banner says where the ingest token is kept, never the token itself (docs/operations.md "Start-up"), and
  * the start-up log lines do not carry it either.
  */
 async function startMain(env: Record<string, string>): Promise<string> {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256, startTestService, type TestService } from '../support/service.js';
 
 /**
- * The platform's own clients, byte for byte as they were captured on the wire (contract §2.1, §2.2, §6):
+ * The platform's own clients, byte for byte as they were captured on the wire (docs/api.md "Parameters", "Errors", "Clients' encodings"):
  * the current PHP client (positional params as a JSON object under a form content type), the 2019 PHP
  * client (positional multipart fields), plugins (`http_build_query` nested fields, false → "0") and
  * n8n's credential test (`GET list.all.json`). Every answer is compared with the same request made by

@@ -7,7 +7,7 @@ import { capturingLogger, rawExchange, rawRequest, type RawResponse } from '../s
 import { startTestService, tenant, type TestService } from '../support/service.js';
 
 /**
- * The HTTP edge (contract §2.2, §2.3, §6): body encodings, what request logs may hold, the check order
+ * The HTTP edge (docs/api.md "Errors", "Authentication"; docs/operations.md "Logs"): body encodings, what request logs may hold, the check order
  * around 101, answers to requests Node's parser refuses, methods, 404 messages and request ids.
  */
 const USER = 11;
@@ -68,7 +68,7 @@ function expectError(res: RawResponse, status: number, code: number, message?: s
 const post = (target: string, body: Buffer | string, headers: [string, string][] = []) =>
   rawRequest(svc.url!, { method: 'POST', target, body, headers });
 
-describe('the existence and time-zone oracle (contract §2.2 order)', () => {
+describe('the existence and time-zone oracle (docs/api.md "Errors" order)', () => {
   const tomorrowUtc = addDays(new Date().toISOString().slice(0, 10), 1);
 
   it('start_date = tomorrow (UTC) answers 101 to a caller without access, whatever the list and its zone', async () => {
@@ -104,7 +104,7 @@ describe('the existence and time-zone oracle (contract §2.2 order)', () => {
   });
 });
 
-describe('body encodings (contract §2.2: identity, gzip, deflate, br)', () => {
+describe('body encodings (docs/api.md "Errors": identity, gzip, deflate, br)', () => {
   const json = Buffer.from(JSON.stringify(PERIOD));
   const encoded: [string, Buffer][] = [
     ['identity', json],
@@ -391,7 +391,7 @@ async function waitForLog(match: (l: any) => boolean): Promise<any> {
   throw new Error('log line not found');
 }
 
-describe('no log line holds an api key or the ingest token, whatever the path shape (contract §2.3)', () => {
+describe('no log line holds an api key or the ingest token, whatever the path shape (docs/api.md "Authentication")', () => {
   const shapes = [
     `/api/1.2/rest/${USER}/${KEY}/automation.stats.json?list_id=${BUCHAREST}`,
     `/api//1.2/rest/${USER}/${KEY}/automation.stats.json`,

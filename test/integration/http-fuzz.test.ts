@@ -5,10 +5,10 @@ import { capturingLogger, rawRequest } from '../support/raw-http.js';
 import { startTestService, tenant, type TestService } from '../support/service.js';
 
 /**
- * Fuzzing the real service's HTTP surface (contract §2.2, §2.3): methods, hostile path shapes, query
+ * Fuzzing the real service's HTTP surface (docs/api.md "Errors", "Authentication"): methods, hostile path shapes, query
  * values, content types, encodings (proper, corrupt, truncated), headers and body sizes, over raw
  * sockets so that paths arrive byte for byte. Every answer: never a 5xx, always the exact error object
- * with the contract's status for its code, an X-Request-Id; no captured log line ever holds the api
+ * with the documented status for its code, an X-Request-Id; no captured log line ever holds the api
  * key or the ingest token. Seeded: a failure reproduces. FUZZ_RUNS overrides the number of cases.
  */
 const USER = 21;
@@ -21,7 +21,7 @@ const TOKEN_TAIL = 'c08e2f6a19';
 const RUNS = Number(process.env.FUZZ_RUNS ?? 2000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 
-/** The HTTP status each error code travels with (contract §2.2, and the edge's own codes). */
+/** The HTTP status each error code travels with (docs/api.md "Errors", the edge's own codes included). */
 const STATUS_OF_CODE: Record<number, number[]> = {
   407: [400],
   406: [400],

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, tenant, type TestService } from '../support/service.js';
 
 /**
- * POST /ingest (contract §3, §3.3) over real HTTP: per-line rejections naming the field, valid records
+ * POST /ingest (docs/records.md "Schema", "Ingest over HTTP") over real HTTP: per-line rejections naming the field, valid records
  * kept (checked through automation.stats), JSON array bodies, the token, unreadable and oversized
  * bodies, and duplicates across calls.
  */

@@ -8,8 +8,8 @@ import { sha256, startTestService, tenant, type TestService } from '../support/s
 
 /**
  * /openapi.json is a valid OpenAPI 3.1 document, and the real answers of every operation (successes and
- * each contract error) match the response schema it documents for their path, method and status.
- * list.all is documented from the contract but not served by this build yet, so it is not called here.
+ * each API error) match the response schema it documents for their path, method and status.
+ * list.all is documented from docs/api.md but not served by this build yet, so it is not called here.
  */
 const USER = 71;
 const KEY = 'openapi-key-71';

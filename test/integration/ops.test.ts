@@ -3,7 +3,7 @@ import { MIGRATIONS } from '../../shared/clickhouse/migrations.js';
 import { metricValue, scrape } from '../support/metrics.js';
 import { startTestService, tenant, type TestService } from '../support/service.js';
 
-/** /healthz, /readyz, /metrics and /docs of the real service (contract §6). */
+/** /healthz, /readyz, /metrics and /docs of the real service (docs/operations.md "Endpoints"). */
 const USER = 51;
 const KEY = 'ops-secret-key-51';
 const LIST = 61;

@@ -5,7 +5,7 @@ import { startTestService, tenant, type TestService } from '../support/service.j
 
 /**
  * The automation.stats answer cache (issue 12): repeated queries are served from it, and a write that
- * has been answered is always in the next answer (contract §3.3: without Kafka, accepted records are
+ * has been answered is always in the next answer (docs/records.md "Ingest over HTTP": without Kafka, accepted records are
  * visible before the answer is sent), whatever was cached before.
  */
 const USER = 31;

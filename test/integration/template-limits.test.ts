@@ -113,7 +113,7 @@ const next = () => new Promise((r) => process.once('message', r));
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-describe('render limits (contract §2.5): a heavy template does not block the service', () => {
+describe('render limits (docs/api.md "Render limits"): a heavy template does not block the service', () => {
   let svc: TestService;
 
   beforeAll(async () => {

@@ -7,7 +7,7 @@ import { transactionalTemplateRender } from '../../query-api/render/handler.js';
 import { sha256, startTestService, type TestService } from '../support/service.js';
 
 /**
- * transactional.templateRender over HTTP against the real service (contract §2.1, §2.2, §2.5).
+ * transactional.templateRender over HTTP against the real service (docs/api.md "Parameters", "Errors", "transactional.templateRender").
  *
  * Lists of user A (31): 11 a default account among three (one inactive); 12 a single non-default
  * account; 13 two accounts, none default; 14 an inactive default account; 15 no accounts; 16 en-US /

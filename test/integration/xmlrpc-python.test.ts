@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256, startTestService, type TestService } from '../support/service.js';
 
 /**
- * XML-RPC (contract §2.6) with the platform's official Python client as it is written: Python's
+ * XML-RPC (docs/api.md "XML-RPC") with the platform's official Python client as it is written: Python's
  * standard `xmlrpc.client.ServerProxy(url, allow_none=True)`, run as a real python3 process against
  * the real service. Its answers must equal the JSON API's for the same calls, and failures must be
- * `xmlrpc.client.Fault`s carrying the contract's codes.
+ * `xmlrpc.client.Fault`s carrying the API's error codes.
  *
  * Data: list 101 (Bucharest, RON): sends at 10:00 UTC on 2025-10-20 (wf1001 subs 1,2; wf1002 sub 3) and
  * 2025-11-05 (wf1001 sub 4); one purchase of 199.90 RON / 40.18 EUR on 2025-10-20 (so the answer

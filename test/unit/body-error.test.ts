@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { invalidParam } from '../../query-api/api12/errors.js';
 import { bodyError } from '../../query-api/body.js';
 
-/** Every failure body-parser / raw-body / zlib reports maps to the contract's error object. */
+/** Every failure body-parser / raw-body / zlib reports maps to the API's error object (docs/api.md "Errors"). */
 const unreadable = (reason: string) => invalidParam('body', reason);
 const httpError = (status: number, props: Record<string, unknown>) =>
   Object.assign(new Error('x'), { status, statusCode: status, expose: true, ...props });

@@ -3,7 +3,7 @@ import { ApiError } from '../../query-api/api12/errors.js';
 import { FORM_LIMITS, namedParams, parseBody, parseForm, phpFalsy } from '../../query-api/api12/intake.js';
 
 /**
- * The parameter intake of contract §2.1: every shape the platform's clients send (query string, JSON
+ * The parameter intake of docs/api.md "Parameters": every shape the platform's clients send (query string, JSON
  * body under any header, form fields nested as http_build_query writes them, multipart, positional
  * params), the precedence between them, the limits, and PHP's false values.
  */
@@ -212,7 +212,7 @@ describe('parseBody: multipart/form-data (the 2019 PHP client, busboy)', () => {
   });
 });
 
-describe('phpFalsy: the values PHP treats as false (contract §2.1)', () => {
+describe('phpFalsy: the values PHP treats as false (docs/api.md "Parameters")', () => {
   it.each([
     [undefined],
     [null],

@@ -7,7 +7,7 @@ import { IngestWorker } from '../../ingest/kafka/worker.js';
 
 /**
  * kafkajs stands in here (what is tested is the worker's answer to its crash event). The event's
- * contract, from kafkajs' consumer: after a crash it disconnects the consumer, then emits CRASH with
+ * behaviour, from kafkajs' consumer: after a crash it disconnects the consumer, then emits CRASH with
  * `restart` = whether it will start the consumer again itself — false for errors it deems not retriable,
  * e.g. KafkaJSGroupCoordinatorNotFound when the broker restarts during a group join (seen on the real
  * broker in kafka-broker-restart.test.ts: the service then read nothing more, ever).

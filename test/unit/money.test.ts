@@ -37,7 +37,7 @@ describe('toUnits4: decimal strings → exact 10^-4 units', () => {
   });
 });
 
-describe('formatCents: two decimals, decimal comma, "." between thousands (contract §2.4)', () => {
+describe('formatCents: two decimals, decimal comma, "." between thousands (docs/api.md "Answer")', () => {
   it('the contract examples', () => {
     expect(fmt('0')).toBe('0,00');
     expect(fmt('1234.5')).toBe('1.234,50');

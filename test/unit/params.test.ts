@@ -23,7 +23,7 @@ function apiError(fn: () => unknown): { code: number; status: number; message: s
   throw new Error('expected an ApiError, got a value');
 }
 
-/** The 406 of contract §2.2 for `name`: code, HTTP status and the `Invalid param <name>: <reason>` shape. */
+/** The 406 of docs/api.md "Errors" for `name`: code, HTTP status and the `Invalid param <name>: <reason>` shape. */
 function expectInvalid(fn: () => unknown, name: string): string {
   const e = apiError(fn);
   expect(e.code).toBe(406);
@@ -38,7 +38,7 @@ function expectInvalid(fn: () => unknown, name: string): string {
 const NOT_GIVEN = [undefined, null, false, 'false', ''];
 const MAX_WORKFLOW_IDS = 1000;
 
-describe('given: the "not given" values of contract §2.1', () => {
+describe('given: the "not given" values of docs/api.md "Parameters"', () => {
   it.each(NOT_GIVEN.map((v) => [v]))('%j is not given', (v) => {
     expect(given(v)).toBe(false);
   });
@@ -89,7 +89,7 @@ describe('requiredId / optionalId', () => {
   });
 });
 
-describe('optionalIdList: every encoding of workflow_ids (contract §2.1)', () => {
+describe('optionalIdList: every encoding of workflow_ids (docs/api.md "Parameters")', () => {
   const ids = (v: unknown) => optionalIdList({ workflow_ids: v }, 'workflow_ids', MAX_WORKFLOW_IDS);
 
   it('a JSON array of numbers', () => {

@@ -7,7 +7,7 @@ import { createApp } from '../../query-api/app.js';
 import type { Operation } from '../../query-api/api12/router.js';
 import { XmlRpcError, decodeCall, encodeFault, encodeResponse } from '../../query-api/xmlrpc/codec.js';
 
-/** The XML-RPC codec of contract §2.6: every value type in, every JSON shape out, and what it refuses. */
+/** The XML-RPC codec of docs/api.md "XML-RPC": every value type in, every JSON shape out, and what it refuses. */
 
 const call = (params: string, method = 'automation.stats') =>
   `<?xml version="1.0"?><methodCall><methodName>${method}</methodName><params>${params}</params></methodCall>`;
