@@ -138,9 +138,8 @@ export class Pipeline {
    * `ensureDated` for many lists. Embedded, in a constant number of engine statements for the whole
    * batch however many lists it names (a catalog of 10,000 lists, or a batch of many tenants' activity):
    * one look-up of the zones and datings of those not known yet, one claim insert, one look-up of
-   * which of them have earlier rows (rebuilt one by one: the rebuild is the work), one done insert; then
-   * the look-up again, until the zones dated in are still the catalog's. In server mode list by list:
-   * other processes claim there (see `ensureDated`).
+   * which of them have earlier rows (rebuilt one by one: the rebuild is the work), one done insert, and
+   * the look-up once more. In server mode list by list: other processes claim there (see `ensureDated`).
    */
   private async ensureDatedAll(
     listIds: number[],
@@ -157,6 +156,8 @@ export class Pipeline {
       for (const id of pending) out.set(id, await this.ensureDated(id, opts));
       return out;
     }
+    // Until the zones dated in are still the catalog's after the fact (as `ensureDated`): the look-up
+    // after a round finds every list done, so a batch costs two more statements, not two per list.
     while (pending.length > 0) {
       const [zones, dating] = await Promise.all([
         this.catalog.storedTimezones(pending),
@@ -179,16 +180,17 @@ export class Pipeline {
           this.log.info({ list_id: id, gen: d.gen + 1, from: d.timezone, to: timeZone }, 're-dating a list');
       }
       if (claims.length === 0) break;
-      const rebuilt = await this.events.redateAll(claims);
-      const claimed = new Map(claims.map((c) => [c.listId, c.gen]));
-      for (const id of rebuilt) {
-        const gen = claimed.get(id)!;
-        await this.events
-          .dropOlderGenerations(id, gen)
-          .catch((err: unknown) =>
-            this.log.warn({ err, list_id: id, gen }, 'older generations of a list not dropped (unread)'),
-          );
-      }
+      const rebuilt = new Set(await this.events.redateAll(claims));
+      for (const { listId, gen } of claims)
+        if (rebuilt.has(listId))
+          await this.events
+            .dropOlderGenerations(listId, gen)
+            .catch((err: unknown) =>
+              this.log.warn(
+                { err, list_id: listId, gen },
+                'older generations of a list not dropped (unread)',
+              ),
+            );
       pending = claims.map((c) => c.listId);
     }
     return out;

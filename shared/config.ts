@@ -110,6 +110,12 @@ const envSchema = z.object({
    * keeps its own pool of connections to the server).
    */
   STATS_READ_CONNECTIONS: int(2, 0, 16),
+  /**
+   * Embedded: how many per-day answer rows (daily_scopes) of recently asked lists automation.stats holds
+   * in memory to answer all-workflow and one-workflow requests without an engine read (a list of 50
+   * workflows and 3 triggers over a year is ~75,000 rows, ~30 MB). 0: none held.
+   */
+  STATS_MEMORY_ROWS: int(300_000, 0, 10_000_000),
   /** Records per ClickHouse write when a body or Kafka batch is larger. */
   INGEST_BATCH_SIZE: int(100_000, 1, 1_000_000),
 });

@@ -16,6 +16,7 @@ import type { IngestSink } from '../query-api/ingest-route.js';
 import type { Operation } from '../query-api/api12/router.js';
 import { automationStats } from '../query-api/stats/handler.js';
 import { StatsCache, statsCacheOptions } from '../query-api/stats/cache.js';
+import { statsDayRows, type DayRows } from '../query-api/stats/day-rows.js';
 import { RenderPool } from '../query-api/render/pool.js';
 import { transactionalTemplateRender } from '../query-api/render/handler.js';
 import { listAll } from '../query-api/lists/handler.js';
@@ -37,6 +38,8 @@ export interface Service {
   pipeline: Pipeline;
   /** automation.stats' per-day rows, invalidated by this process's writes (README: STATS_CACHE_MS). */
   statsCache: StatsCache;
+  /** Embedded: lists' per-day stats rows held in memory (undefined in server mode or when off). */
+  dayRows: DayRows | undefined;
   /** Where POST /ingest sends records: the pipeline, or Kafka when KAFKA_BROKERS is set. */
   sink: IngestSink;
   worker: IngestWorker | undefined;
@@ -155,9 +158,11 @@ export async function startService(config: Config, log = createLogger(config.LOG
     }
   }
 
+  const dayRows = statsDayRows(db, events.generations, statsCache, config, log);
   const statsDeps = {
     db,
     generations: events.generations,
+    dayRows,
     catalog,
     defaultTimezone: config.DEFAULT_TIMEZONE,
     maxPeriodDays: config.MAX_PERIOD_DAYS,
@@ -196,6 +201,7 @@ export async function startService(config: Config, log = createLogger(config.LOG
     catalog,
     pipeline,
     statsCache,
+    dayRows,
     sink,
     worker,
     ingestToken: token,

@@ -15,6 +15,7 @@ import {
 } from '../api12/params.js';
 import { toStatsRecord, type StatsRecord } from './answer.js';
 import type { StatsCache } from './cache.js';
+import type { DayRows } from './day-rows.js';
 import { resolvePeriod, type PeriodParams } from './period.js';
 
 export const MAX_WORKFLOW_IDS = 1000;
@@ -26,6 +27,8 @@ export interface StatsDeps {
   catalog: Catalog;
   defaultTimezone: string;
   maxPeriodDays: number;
+  /** Embedded: lists' per-day answers held in memory (absent: every uncached answer reads the engine). */
+  dayRows?: DayRows;
   /** The per-day rows, cached per list version (absent or disabled: always read). */
   cache?: StatsCache;
 }
@@ -74,9 +77,10 @@ export async function automationStats(
     fixed ?? resolvePeriod(periodParams, list?.timezone ?? deps.defaultTimezone, deps.maxPeriodDays);
   const query = { listId, workflowIds, triggerId, ...period };
   const currency = list?.currency ?? 'RON';
-  const answer = async () =>
-    JsonAnswer.from(
-      (await readDailyStats(deps.db, query, deps.generations)).map((d) => toStatsRecord(d, listId, currency)),
-    );
+  const answer = async () => {
+    const days =
+      (await deps.dayRows?.rows(query)) ?? (await readDailyStats(deps.db, query, deps.generations));
+    return JsonAnswer.from(days.map((d) => toStatsRecord(d, listId, currency)));
+  };
   return deps.cache ? deps.cache.read(query, currency, answer) : answer();
 }

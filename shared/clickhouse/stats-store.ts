@@ -78,3 +78,21 @@ export async function readDailyStats(
     if ((await generations.of(q.listId)) === gen) return rows;
   }
 }
+
+/** A day of one (workflow, trigger) scope of a list, as `listScopes` reads it. */
+export type ScopeDay = DayCounters & { workflow_id: number; trigger_id: number };
+
+/**
+ * Every daily_scopes row of a list in generation `gen` (the precomputed answers of all workflows and
+ * of each workflow, with and without a trigger), by scope and day: what `FROM_SCOPES` reads a slice of.
+ */
+export function listScopes(db: Db, listId: number, gen: number): Promise<ScopeDay[]> {
+  return db.read<ScopeDay>(
+    `SELECT workflow_id, trigger_id, toString(day) AS date, ${SCOPE_COUNTERS.join(', ')}, value_ron, value_eur
+     FROM daily_scopes FINAL
+     WHERE list_id = {list:UInt64} AND gen = {gen:UInt64}
+     ORDER BY workflow_id, trigger_id, day`,
+    { list: listId, gen },
+    READ_SETTINGS,
+  );
+}

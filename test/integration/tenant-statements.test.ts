@@ -82,7 +82,7 @@ describe('statements per tenant', () => {
     expect(days).toEqual([{ d: '2026-11-10', n: 20 }]);
   });
 
-  it('a stats answer (answer cache off) runs one engine statement, with no read of the dating', async () => {
+  it('a stats answer of a workflow subset (answer cache off) runs one engine statement, with no read of the dating', async () => {
     const caller = [
       { type: 'user', user_id: 1, api_key_sha256: createHash('sha256').update(KEY).digest('hex') },
       { type: 'list_access', user_id: 1, list_id: 200, granted: true },
@@ -91,7 +91,7 @@ describe('statements per tenant', () => {
     expect(rejected).toEqual([]);
     svc.statsCache.enabled = false;
     const ask = (days: number) =>
-      svc.call(`/api/1.2/rest/1/${KEY}/automation.stats.json?list_id=200&days=${days}`);
+      svc.call(`/api/1.2/rest/1/${KEY}/automation.stats.json?list_id=200&days=${days}&workflow_ids=1,2`);
     expect((await ask(7)).status).toBe(200); // the catalog look-ups, cached from then on
     statements.length = 0;
     const { status, body } = await ask(30);
@@ -100,5 +100,53 @@ describe('statements per tenant', () => {
     const reads = counted();
     expect(reads).toHaveLength(1);
     expect(reads[0]).not.toContain('list_dating');
+  });
+
+  it("all workflows, once the list's day rows are held, answer any period without the engine, and exactly after a write", async () => {
+    svc.statsCache.enabled = false;
+    const ask = async (from: string, to: string) => {
+      const res = await svc.call(
+        `/api/1.2/rest/1/${KEY}/automation.stats.json?list_id=200&start_date=${from}&stop_date=${to}`,
+      );
+      expect(res.status).toBe(200);
+      return res.body as { date: string; sends_total: number }[];
+    };
+    await ask('2026-11-01', '2026-11-20'); // read by the engine; the list's rows are read for next time
+    await svc.dayRows!.settled();
+    statements.length = 0;
+    expect((await ask('2026-11-05', '2026-11-15')).map((d) => [d.date, d.sends_total])).toEqual([
+      ['2026-11-10', 1],
+    ]);
+    expect(await ask('2026-11-11', '2026-11-15')).toEqual([]);
+    expect(counted()).toEqual([]);
+    const more: MailstatsRecord[] = [
+      {
+        type: 'send',
+        event_id: 'u1',
+        list_id: 200,
+        workflow_id: 1,
+        subscriber_id: 2,
+        timestamp: Date.parse('2026-11-10T12:00:00Z'),
+      },
+      {
+        type: 'send',
+        event_id: 'u2',
+        list_id: 200,
+        workflow_id: 1,
+        subscriber_id: 2,
+        timestamp: Date.parse('2026-11-12T12:00:00Z'),
+      },
+    ] as MailstatsRecord[];
+    await svc.pipeline.write(more);
+    expect((await ask('2026-11-05', '2026-11-15')).map((d) => [d.date, d.sends_total])).toEqual([
+      ['2026-11-10', 2],
+      ['2026-11-12', 1],
+    ]);
+    await svc.dayRows!.settled();
+    statements.length = 0;
+    expect((await ask('2026-11-12', '2026-11-12')).map((d) => [d.date, d.sends_total])).toEqual([
+      ['2026-11-12', 1],
+    ]);
+    expect(counted()).toEqual([]);
   });
 });
