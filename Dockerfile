@@ -12,6 +12,7 @@ COPY package.json package-lock.json .npmrc ./
 RUN npm install --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json main.ts ./
 COPY admin ./admin
+COPY service ./service
 COPY ingest ./ingest
 COPY query-api ./query-api
 COPY shared ./shared

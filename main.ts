@@ -1,6 +1,6 @@
-import { DEMO } from './ingest/demo-seed.js';
 import { ConfigError, loadConfig } from './shared/config.js';
-import { startService } from './shared/service.js';
+import { printBanner } from './service/banner.js';
+import { startService } from './service/start.js';
 
 async function main() {
   let config;
@@ -18,32 +18,7 @@ async function main() {
     console.error(`mailstats could not start: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   });
-  const mode = config.CLICKHOUSE_URL
-    ? `ClickHouse server ${config.CLICKHOUSE_URL}`
-    : `embedded ClickHouse in ${config.DATA_DIR}`;
-  console.log(`mailstats is running (${mode}, role ${config.ROLE})`);
-  if (service.url)
-    console.log(`  API:          ${service.url}/api/1.2/rest/{user_id}/{api_key}/{operation}.json`);
-  if (service.url)
-    // Where the token is, never the token itself (docs/operations.md "Start-up").
-    console.log(
-      `  ingest:       POST ${service.url}/ingest  (Authorization: Bearer <token>; the token is ${
-        config.INGEST_TOKEN
-          ? 'INGEST_TOKEN'
-          : config.CLICKHOUSE_URL
-            ? 'random for this run only: set INGEST_TOKEN to use /ingest'
-            : `in ${config.DATA_DIR}/ingest-token`
-      })`,
-    );
-  if (!config.CLICKHOUSE_URL && config.SEED_DEMO) {
-    console.log(
-      `  demo tenant:  user_id ${DEMO.userId}, api_key ${DEMO.apiKey}, lists ${DEMO.lists.map((l) => l.list_id).join(', ')}${service.seeded ? ' (just loaded)' : ''}`,
-    );
-    if (service.url)
-      console.log(
-        `  try:          curl '${service.url}/api/1.2/rest/${DEMO.userId}/${DEMO.apiKey}/automation.stats.json?list_id=1&days=7'`,
-      );
-  }
+  printBanner(config, service);
 
   // Contract §6: stop within 10 s even when Kafka or ClickHouse do not answer. service.close() is
   // bounded step by step; the timer is the last resort, and a second signal exits at once.

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { localDate } from '../shared/dates.js';
 import { checkRecord, type MailstatsRecord } from '../shared/records/index.js';
-import type { Service } from '../shared/service.js';
+import type { Service } from '../service/start.js';
 import { BENCH, benchBatches, rng } from './stats-data.js';
 import { distinctSet } from './stats-mix.js';
 import { benchService, fmt, measure, percentile, table } from './support.js';

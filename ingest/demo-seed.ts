@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DecodedItem } from './decode.js';
+import type { DecodedItem } from './sink.js';
 
 /** The demo tenant (docs/records.md "The demo tenant"): fixed ids and key so the README's requests work as written. */
 export const DEMO = {

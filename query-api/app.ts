@@ -1,20 +1,41 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../shared/log.js';
-import { ApiError, internalError, invalidParam, methodNotAllowed, unknownMethod } from './api12/errors.js';
-import { api12Route, type Operation } from './api12/router.js';
+import { ApiError } from '../shared/errors.js';
+import {
+  RetryableError,
+  internalError,
+  invalidParam,
+  methodNotAllowed,
+  unknownMethod,
+} from './api12/errors.js';
+import type { Operation } from './api12/operation.js';
+import { api12Route } from './api12/router.js';
 import { bodyError, readBody } from './body.js';
-import { ingestRoute, requireIngestToken, type IngestSink } from './ingest-route.js';
+import type { IngestSink } from '../ingest/sink.js';
+import { ingestRoute, requireIngestToken } from './ingest-route.js';
+import { catalogRoute, type ReadListing } from './catalog-route.js';
 import { requestFields, requestLog } from './request-log.js';
 import { xmlrpcRoute } from './xmlrpc/route.js';
 import { dashboardRouter } from './dashboard-route.js';
+import { guardCaller, type EdgeGuards } from './edge-guard.js';
+import { adminRouter, type AdminActions } from './admin-route.js';
 
 export interface AppDeps {
   log: Logger;
   operations: Record<string, Operation>;
-  ingest: { sink: IngestSink; token: string } | undefined;
+  /** `listing`: GET /ingest/catalog, the admin CLI's read of users, lists and grants. */
+  ingest: { sink: IngestSink; token: string; listing?: ReadListing } | undefined;
+  /**
+   * Rate limit, credentials and body budget, checked before a body is read (query-api/edge-guard.ts).
+   * Without them (apps built by unit tests) the operations still check credentials themselves.
+   */
+  edge?: EdgeGuards;
+  /** The admin endpoints (docs/lifecycle.md), behind ADMIN_TOKEN. */
+  admin?: { token: string; actions: AdminActions };
 }
 
 const API_BODY_LIMIT = '1mb';
+const API_BODY_LIMIT_BYTES = 1024 * 1024;
 const INGEST_BODY_LIMIT = '10mb';
 export const API12_REST_ROUTE = '/api/1.2/rest/:userId/:apiKey/:operation';
 
@@ -46,8 +67,10 @@ function knownOperation(operations: Record<string, Operation>) {
   };
 }
 
-export function createApp({ log, operations, ingest }: AppDeps): express.Express {
+export function createApp({ log, operations, ingest, edge, admin }: AppDeps): express.Express {
   const app = express();
+  // The caller before its body (docs/api.md, errors: operation → credentials → params).
+  const guard = edge ? [guardCaller(edge, API_BODY_LIMIT_BYTES)] : [];
   app.disable('x-powered-by');
   app.set('etag', false);
 
@@ -65,11 +88,15 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
       readBody(INGEST_BODY_LIMIT, unreadableIngest),
       ingestRoute(ingest.sink),
     );
+    if (ingest.listing)
+      app.get('/ingest/catalog', requireIngestToken(ingest.token), catalogRoute(ingest.listing));
   }
+  if (admin) app.use('/admin', adminRouter({ ...admin, log }));
   app.all(
     API12_REST_ROUTE,
     knownOperation(operations), // the operation first (§2.2): PUT on an unknown one is its 404
     onlyMethods(['GET', 'POST']),
+    ...guard,
     readBody(API_BODY_LIMIT, unreadableParams),
     api12Route(operations),
   );
@@ -78,6 +105,7 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
   app.all('/api/1.2/xmlrpc/:userId/:apiKey', onlyMethods(['POST']));
   app.post(
     '/api/1.2/xmlrpc/:userId/:apiKey',
+    ...guard,
     readBody(API_BODY_LIMIT, unreadableParams),
     xmlrpcRoute(operations, log),
   );
@@ -104,6 +132,7 @@ export function createApp({ log, operations, ingest }: AppDeps): express.Express
       res.destroy();
       return;
     }
+    if (error instanceof RetryableError) res.setHeader('Retry-After', String(error.retryAfterSeconds));
     res.status(error.status).json(error);
   });
   return app;

@@ -1,5 +1,6 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { ApiError, tooLarge, unsupportedEncoding } from './api12/errors.js';
+import { ApiError } from '../shared/errors.js';
+import { tooLarge, unsupportedEncoding } from './api12/errors.js';
 
 /** docs/api.md "Parameters" (bodies). body-parser also knows zstd on newer Node versions; the API does not. */
 const SUPPORTED_ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br']);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Catalog } from '../shared/catalog/catalog.js';
 import { authorize } from './api12/auth.js';
 import { requiredId, type RawParams } from './api12/params.js';
-import type { Operation } from './api12/router.js';
+import type { Operation } from './api12/operation.js';
 
 /**
  * Two read-only operations of our own, for the dashboard (and any client) to name what it shows:
@@ -67,7 +67,7 @@ export async function transactionalTemplates(
   }));
 }
 
-/** Registered beside the API's operations in shared/service.ts. */
+/** Registered beside the API's operations in service/start.ts. */
 export const catalogOperations = (deps: CatalogOpsDeps): Record<string, Operation> => ({
   'automation.workflows': (caller, params) => automationWorkflows(deps, caller, params),
   'transactional.templates': (caller, params) => transactionalTemplates(deps, caller, params),

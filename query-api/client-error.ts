@@ -1,7 +1,8 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../shared/log.js';
-import { badRequest, headersTooLarge, requestTimeout, type ApiError } from './api12/errors.js';
+import type { ApiError } from '../shared/errors.js';
+import { badRequest, headersTooLarge, requestTimeout } from './api12/errors.js';
 import { requestIdOf } from './request-log.js';
 
 /** Node's parser codes for a head over `maxHeaderSize`. */

@@ -1,14 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { decodeBody, UnreadableBody, type DecodedItem } from '../ingest/decode.js';
-import type { IngestResult } from '../ingest/pipeline.js';
+import type { DecodedItem, IngestSink } from '../ingest/sink.js';
 import { countIngest } from '../shared/metrics.js';
-import { ApiError } from './api12/errors.js';
-
-/** Where accepted records go: the pipeline (embedded) or Kafka (when KAFKA_BROKERS is set). */
-export interface IngestSink {
-  ingest(items: DecodedItem[]): Promise<IngestResult>;
-}
+import { ApiError } from '../shared/errors.js';
+import { decodeBody, UnreadableBody } from './ingest-body.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 

@@ -1,4 +1,4 @@
-import type { StatsRecord } from '../../query-api/stats/answer.js';
+import type { StatsRecord } from '../../query-api/stats/record.js';
 
 /** automation.stats answer records (docs/api.md "Answer"): the server's own type (type-only: nothing is bundled). */
 export type { StatsRecord };

@@ -3,9 +3,9 @@ import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/log.js';
 import { backoffMs } from '../../shared/retry.js';
 import { isActivity } from '../../shared/records/index.js';
-import { ApiError } from '../../query-api/api12/errors.js';
-import { validateItems, type DecodedItem, type Rejection } from '../decode.js';
-import type { IngestResult } from '../pipeline.js';
+import { ApiError } from '../../shared/errors.js';
+import type { DecodedItem, IngestResult, Rejection } from '../sink.js';
+import { validateItems } from '../validate.js';
 import { byteBatches, MAX_REQUEST_BYTES, messageBytes, messageKey } from './messages.js';
 import { ensureTopics, idempotentProducer, kafkaTopics, withTimeout } from './topics.js';
 

@@ -26,15 +26,24 @@ export async function authorize(
   if (!(user?.active && keyMatches && list && granted)) throw notAllowed(listId);
 }
 
+/** Whether the user id segment names an active user whose key is `apiKey` (one path for every failure). */
+export async function credentialsValid(
+  catalog: Catalog,
+  userIdSegment: string,
+  apiKey: string,
+): Promise<boolean> {
+  const userId = /^\d{1,15}$/.test(userIdSegment) ? Number(userIdSegment) : 0;
+  const user = userId > 0 ? await catalog.user(userId) : undefined;
+  const presented = createHash('sha256').update(apiKey).digest();
+  const stored = user ? Buffer.from(user.api_key_sha256, 'hex') : NO_KEY;
+  return timingSafeEqual(presented, stored) && user?.active === true;
+}
+
 /**
  * list.all names no list: the caller's user id when the user is active and the key is right, else
  * one 101 for every failure (unknown user, wrong key, inactive user), naming neither part.
  */
 export async function authenticate(catalog: Catalog, userIdSegment: string, apiKey: string): Promise<number> {
-  const userId = /^\d{1,15}$/.test(userIdSegment) ? Number(userIdSegment) : 0;
-  const user = userId > 0 ? await catalog.user(userId) : undefined;
-  const presented = createHash('sha256').update(apiKey).digest();
-  const stored = user ? Buffer.from(user.api_key_sha256, 'hex') : NO_KEY;
-  if (!(timingSafeEqual(presented, stored) && user?.active)) throw notAllowedForCaller();
-  return userId;
+  if (!(await credentialsValid(catalog, userIdSegment, apiKey))) throw notAllowedForCaller();
+  return Number(userIdSegment);
 }

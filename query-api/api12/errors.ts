@@ -1,17 +1,4 @@
-/** The API's error object, with the HTTP status it travels with (docs/api.md "Errors"). */
-export class ApiError extends Error {
-  constructor(
-    readonly code: number,
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-
-  toJSON() {
-    return { err: true, message: this.message, code: this.code };
-  }
-}
+import { ApiError } from '../../shared/errors.js';
 
 export const missingParam = (name: string) => new ApiError(407, 400, `Missing required param ${name}`);
 export const invalidParam = (name: string, reason: string) =>
@@ -47,7 +34,8 @@ export const unsupportedEncoding = (encoding: string) =>
 
 // The edge's own errors (docs/api.md "Errors"; ARCHITECTURE.md, "HTTP edge"): the code is the HTTP status.
 export const methodNotAllowed = () => new ApiError(405, 405, 'Method not allowed');
-export const badRequest = () => new ApiError(400, 400, 'Bad request');
+export const badRequest = (reason?: string) =>
+  new ApiError(400, 400, reason === undefined ? 'Bad request' : `Bad request: ${reason}`);
 export const headersTooLarge = () => new ApiError(431, 431, 'Request header fields too large');
 export const requestTimeout = () => new ApiError(408, 408, 'Request timeout');
 
@@ -61,3 +49,25 @@ export const templateNotRendered = (reason: string) =>
 
 /** 101 for an operation without a list (list.all): nothing says whether the user or the key was wrong. */
 export const notAllowedForCaller = () => new ApiError(101, 403, 'Not allowed for this user_id and api_key');
+
+/** A failure the caller may retry later: `Retry-After` (whole seconds) travels with it. */
+export class RetryableError extends ApiError {
+  constructor(
+    code: number,
+    status: number,
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(code, status, message);
+  }
+}
+
+/** Over the caller's rate limit (docs/api.md, rate limits). */
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new RetryableError(429, 429, 'Too many requests', retryAfterSeconds);
+/** Something the service waits for; `what` names it without any detail of the dependency (hosts, keys). */
+export const serviceUnavailable = (what: string, retryAfterSeconds: number) =>
+  new RetryableError(503, 503, `Service unavailable: ${what}`, retryAfterSeconds);
+/** templateRender: no render worker in time (docs/api.md, render limits). */
+export const renderWorkersBusy = (retryAfterSeconds: number) =>
+  new RetryableError(503, 503, 'Service unavailable: render workers busy', retryAfterSeconds);

@@ -1,7 +1,6 @@
 import { unknownMethod } from './errors.js';
 import { namedParams, type Source } from './intake.js';
-import type { Operation } from './router.js';
-import type { Caller } from '../stats/handler.js';
+import type { Caller, Operation } from './operation.js';
 
 /**
  * One code path from params to answer for every encoding (REST JSON, XML-RPC): the operation by

@@ -3,10 +3,7 @@ import { unknownMethod } from './errors.js';
 import { parseBody, parseForm } from './intake.js';
 import { invoke } from './invoke.js';
 import { JsonAnswer } from './json-answer.js';
-import type { RawParams } from './params.js';
-import type { Caller } from '../stats/handler.js';
-
-export type Operation = (caller: Caller, params: RawParams) => Promise<unknown>;
+import type { Operation } from './operation.js';
 
 /** `{base}/api/1.2/rest/{user_id}/{api_key}/{operation}.json`, GET or POST (docs/api.md "Addressing"). */
 export function api12Route(operations: Record<string, Operation>) {

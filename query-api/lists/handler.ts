@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Catalog } from '../../shared/catalog/catalog.js';
 import { authenticate } from '../api12/auth.js';
 import type { RawParams } from '../api12/params.js';
-import type { Caller } from '../stats/handler.js';
+import type { Caller } from '../api12/operation.js';
 
 /** One entry of the list.all answer (docs/api.md "list.all"); the dashboard's list picker reads exactly this. */
 export const ListEntry = z.object({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RenderResult } from '../render/engine.js';
-import type { StatsRecord } from '../stats/answer.js';
+import type { StatsRecord } from '../stats/record.js';
 import { AccountEntry, WorkflowEntry } from '../catalog-ops.js';
 import { ListEntry } from '../lists/handler.js';
 

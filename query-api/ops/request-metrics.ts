@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { observeRequest } from '../../shared/metrics.js';
-import { ApiError } from '../api12/errors.js';
+import { ApiError } from '../../shared/errors.js';
 
 const API_OPERATION = /^\/api\/1\.2\/rest\/[^/]+\/[^/]+\/([^/]+)\.json$/;
 const OPS_PATHS = new Set([

@@ -2,7 +2,8 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Logger } from '../../shared/log.js';
 import type { PartitionLag } from '../../shared/metrics.js';
 import { registry, setConsumerLag } from '../../shared/metrics.js';
-import { ApiError, internalError, unknownMethod } from '../api12/errors.js';
+import { ApiError } from '../../shared/errors.js';
+import { internalError, unknownMethod } from '../api12/errors.js';
 import { docsRouter } from '../openapi/docs-page.js';
 import { openApiDocument, recordsJsonSchema } from '../openapi/document.js';
 import { packageVersion } from './package-version.js';
@@ -22,6 +23,12 @@ export interface ServiceAppDeps {
 }
 
 const API_PATH = /^\/api\/1\.2\/rest\/[^/]+\/[^/]+\/([^/]+)$/;
+
+/**
+ * How old a readiness reading /metrics may reuse: Prometheus (every 15 s) always gets a fresh one, a
+ * scraper polling faster does not add two ClickHouse queries per scrape (docs/monitoring.md).
+ */
+const READINESS_MAX_AGE_MS = 5_000;
 
 /**
  * The HTTP listener of every role (docs/operations.md "Endpoints"): request metrics, /healthz, /readyz and /metrics
@@ -46,8 +53,19 @@ export function createServiceApp({
   };
   app.get('/healthz', alive);
   app.get('/health', alive); // the old name, kept for existing probes
+  // The last readiness reading (by /readyz or /metrics), which sets mailstats_ready.
+  let readAt = 0;
+  let reading: Promise<unknown> | undefined;
+  const readReadiness = () => {
+    reading ??= checkReadiness(readiness).finally(() => {
+      readAt = Date.now();
+      reading = undefined;
+    });
+    return reading;
+  };
   app.get('/readyz', async (_req, res) => {
     const state = await checkReadiness(readiness);
+    readAt = Date.now();
     res.status(state.ready ? 200 : 503).json(state);
   });
   app.get('/metrics', async (_req, res) => {
@@ -55,6 +73,8 @@ export function createServiceApp({
       // A failed reading drops the lag series rather than repeating stale numbers.
       setConsumerLag(await consumerLag().catch(() => []));
     }
+    // mailstats_ready says what /readyz answers, whether or not anything probes /readyz.
+    if (Date.now() - readAt >= READINESS_MAX_AGE_MS) await readReadiness();
     res.type(registry.contentType).send(await registry.metrics());
   });
 

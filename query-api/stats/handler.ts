@@ -3,6 +3,7 @@ import type { Db } from '../../shared/clickhouse/client.js';
 import type { CurrentGenerations } from '../../shared/clickhouse/generations.js';
 import { readDailyStats } from '../../shared/clickhouse/stats-store.js';
 import { authorize } from '../api12/auth.js';
+import type { Caller } from '../api12/operation.js';
 import { JsonAnswer } from '../api12/json-answer.js';
 import {
   optionalDate,
@@ -13,7 +14,8 @@ import {
   requiredId,
   type RawParams,
 } from '../api12/params.js';
-import { toStatsRecord, type StatsRecord } from './answer.js';
+import { toStatsRecord } from './answer.js';
+import type { StatsRecord } from './record.js';
 import type { StatsCache } from './cache.js';
 import type { DayRows } from './day-rows.js';
 import { resolvePeriod, type PeriodParams } from './period.js';
@@ -31,11 +33,6 @@ export interface StatsDeps {
   dayRows?: DayRows;
   /** The per-day rows, cached per list version (absent or disabled: always read). */
   cache?: StatsCache;
-}
-
-export interface Caller {
-  userId: string;
-  apiKey: string;
 }
 
 /**

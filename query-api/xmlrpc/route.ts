@@ -1,8 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../../shared/log.js';
-import { ApiError, internalError, invalidParam, tooLarge, unknownMethod } from '../api12/errors.js';
+import { ApiError } from '../../shared/errors.js';
+import { RetryableError, internalError, invalidParam, tooLarge, unknownMethod } from '../api12/errors.js';
 import { invoke } from '../api12/invoke.js';
-import type { Operation } from '../api12/router.js';
+import type { Operation } from '../api12/operation.js';
 import { XmlRpcError, decodeCall, encodeFault, encodeResponse } from './codec.js';
 
 /**
@@ -32,6 +33,8 @@ export function xmlrpcRoute(operations: Record<string, Operation>, log: Logger) 
       log.error({ req_id: id, err }, 'unexpected error (xml-rpc)');
       error = internalError(id);
     }
+    // A fault is HTTP 200 (docs/api.md, XML-RPC); when to retry still travels as a header.
+    if (error instanceof RetryableError) res.setHeader('Retry-After', String(error.retryAfterSeconds));
     send(res, encodeFault(error.code, error.message));
   };
 

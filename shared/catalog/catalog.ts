@@ -49,7 +49,10 @@ export class Catalog {
   private cache = new Map<string, Promise<unknown>>();
   /** Bumped on every invalidation, so a lookup that raced a write is not kept. */
   private epoch = 0;
-  private generation = -1;
+  /** The catalog table's fingerprint at the last poll (count, sum and max of arrival). */
+  private generation = '';
+  /** Every user at its latest version, by id; reloaded after the catalog changes (see `user`). */
+  private users: Promise<Map<number, UserRecord>> | undefined;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -61,15 +64,16 @@ export class Catalog {
   startPolling(intervalMs: number): void {
     const poll = async () => {
       try {
-        // A read connection where there is one: the poll never waits between a write's statements.
-        const [row] = await this.db.read<{ g: number }>(
-          'SELECT max(arrival) AS g FROM catalog',
-          {},
-          {
-            output_format_json_quote_64bit_integers: 0,
-          },
+        // A fingerprint of the table that any new row changes, whatever its arrival: each writer stamps
+        // arrival from its own clock, so max(arrival) alone missed a row stamped below the newest one (a
+        // writer whose clock is behind another's), e.g. a key revocation. count() changes with every
+        // insert; sum(arrival) (wrapping UInt64, compared as text) also when a background merge drops a
+        // replayed duplicate row while another row comes in. A merge alone only causes a spare refresh.
+        // On a read connection where there is one: the poll never waits between a write's statements.
+        const [row] = await this.db.read<{ g: string }>(
+          "SELECT concat(toString(count()), ':', toString(sum(arrival)), ':', toString(max(arrival))) AS g FROM catalog",
         );
-        const g = row?.g ?? 0;
+        const g = row?.g ?? '';
         if (g !== this.generation) {
           this.generation = g;
           this.invalidate();
@@ -128,8 +132,39 @@ export class Catalog {
     return zones;
   }
 
-  user(userId: number): Promise<UserRecord | undefined> {
-    return this.latest<UserRecord>('user', String(userId));
+  /**
+   * Users are read from one table held in memory, loaded once per catalog change: a user id the catalog
+   * does not know costs no engine query (a flood of made-up ids stays cheap), and a lookup takes the
+   * same time whether or not the user was asked for recently, so failures' timing tells nothing about
+   * which users are in use. A user created by this process is seen at once (the write invalidates),
+   * one created by another process within CATALOG_POLL_MS, as every catalog read.
+   */
+  async user(userId: number): Promise<UserRecord | undefined> {
+    return (await this.userTable()).get(userId);
+  }
+
+  private userTable(): Promise<Map<number, UserRecord>> {
+    if (this.users) return this.users;
+    const epoch = this.epoch;
+    const p = this.db
+      .query<{ payload: string }>(
+        `SELECT argMax(payload, (version, arrival)) AS payload FROM catalog WHERE kind = 'user' GROUP BY key`,
+      )
+      .then((rows) => {
+        const table = new Map<number, UserRecord>();
+        for (const r of rows) {
+          const user = JSON.parse(r.payload) as UserRecord;
+          table.set(user.user_id, user);
+        }
+        return table;
+      });
+    this.users = p;
+    // A failed load is tried again by the next lookup; one that raced a write is not kept.
+    const forget = () => {
+      if (this.users === p) this.users = undefined;
+    };
+    p.then(() => epoch !== this.epoch && forget(), forget);
+    return p;
   }
 
   async hasGrant(userId: number, listId: number): Promise<boolean> {
@@ -182,6 +217,7 @@ export class Catalog {
   private invalidate(): void {
     this.epoch++;
     this.cache.clear();
+    this.users = undefined;
   }
 
   /** Concurrent readers of one key share a lookup; a failed or outdated lookup is not kept. */

@@ -352,30 +352,37 @@ describe('errors of docs/api.md "Errors"', () => {
   });
 });
 
-describe('check order: operation → 407 → 406 → 101', () => {
+describe('check order: operation → credentials (101) → 407 → 406 → list access (101)', () => {
   it('an unknown operation beats everything else', async () => {
     expect((await svc.call(path(999, 'nope', 'automation.nope.json'))).status).toBe(404);
     expect((await svc.call(`${path(999, 'nope', 'automation.stats.xml')}?days=0`)).status).toBe(404);
   });
-  it('an unknown user with a missing list_id gets 407, not 101', async () => {
+  // Issue 19: credentials come before params (no longer 407 / 406 first), checked before the body is read.
+  it('an unknown user with a missing list_id gets 101, not 407', async () => {
     expect(await svc.call(`${path(999, 'nope')}?${PERIOD}`)).toEqual({
-      status: 400,
-      body: error(407, 'Missing required param list_id'),
+      status: 403,
+      body: error(101, 'Not allowed for this user_id and api_key'),
     });
-    expect((await svc.call(`${path('abc', 'nope')}?days=0`)).body.code).toBe(407);
+    expect((await svc.call(`${path('abc', 'nope')}?days=0`)).body.code).toBe(101);
   });
-  it('a bad param with a wrong key gets 406, not 101', async () => {
-    expect406(await svc.call(`${path(USER, 'wrong-key')}?list_id=${A}&days=732`), 'days');
-    expect406(await svc.call(`${path(USER, 'wrong-key')}?list_id=abc`), 'list_id');
-    expect406(await svc.call(`${path(999, 'nope')}?list_id=${A}&month=13`), 'month');
+  it('a bad param with a wrong key gets 101, not 406', async () => {
+    expect(await svc.call(`${path(USER, 'wrong-key')}?list_id=${A}&days=732`)).toEqual(notAllowed(A));
+    expect((await svc.call(`${path(USER, 'wrong-key')}?list_id=abc`)).body.code).toBe(101);
+    expect(await svc.call(`${path(999, 'nope')}?list_id=${A}&month=13`)).toEqual(notAllowed(A));
   });
-  it('period errors are param errors: 406 before 101', async () => {
-    expect406(
+  it('period errors with a wrong key or an unknown user: 101', async () => {
+    expect(
       await svc.call(`${path(USER, 'wrong-key')}?list_id=${A}&start_date=2025-03-11&stop_date=2025-03-10`),
-      ['start_date', 'stop_date'],
-    );
-    expect406(
+    ).toEqual(notAllowed(A));
+    expect(
       await svc.call(`${path(999, 'nope')}?list_id=${A}&start_date=2020-01-01&stop_date=2025-01-01`),
+    ).toEqual(notAllowed(A));
+  });
+  it('period errors are param errors: 406 before list access (101)', async () => {
+    expect406(
+      await svc.call(
+        `${path(ONLY_B_USER, ONLY_B_KEY)}?list_id=${A}&start_date=2025-03-11&stop_date=2025-03-10`,
+      ),
       ['start_date', 'stop_date'],
     );
   });
@@ -446,7 +453,15 @@ describe('access: every failure is the same 101 / 403', () => {
     expect(await stats(user, KEY)).toEqual(notAllowed(A));
   });
   it('the message carries the list id as a number, however it was sent', async () => {
-    expect(await postJson({ list_id: String(A), ...PERIOD_JSON }, path(999, 'nope'))).toEqual(notAllowed(A));
+    // A caller whose credentials are right but who may not read the list (issue 19: a wrong key is
+    // answered before the body is read, so its 101 cannot name a list_id sent in the body).
+    expect(await postJson({ list_id: String(A), ...PERIOD_JSON }, path(ONLY_B_USER, ONLY_B_KEY))).toEqual(
+      notAllowed(A),
+    );
+    expect(await postJson({ list_id: String(A), ...PERIOD_JSON }, path(999, 'nope'))).toEqual({
+      status: 403,
+      body: error(101, 'Not allowed for this user_id and api_key'),
+    });
   });
 });
 

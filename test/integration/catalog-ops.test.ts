@@ -49,7 +49,7 @@ describe('automation.workflows', () => {
     expect(moved.body).toEqual([{ workflow_id: 7, name: 'Moved away' }]);
   });
 
-  it('407, 406, then 101 for a list without grant or a wrong key', async () => {
+  it('407, 406, then 101 for a list without grant; a wrong key is 101 first', async () => {
     expect((await post(A, 'automation.workflows', {})).body).toEqual({
       err: true,
       message: 'Missing required param list_id',
@@ -58,12 +58,17 @@ describe('automation.workflows', () => {
     expect((await post(A, 'automation.workflows', { list_id: 'x' })).body.code).toBe(406);
     for (const [who, list] of [
       [A, 53],
-      [{ ...A, apiKey: 'wrong' }, 51],
       [A, 99],
     ] as const) {
       const res = await post(who, 'automation.workflows', { list_id: list });
       expect(res.status).toBe(403);
       expect(res.body).toEqual({ err: true, message: `Not allowed for list_id = ${list}`, code: 101 });
+    }
+    // Issue 19: a wrong key is answered before the body (and its list_id) is read, even with no list_id.
+    for (const body of [{ list_id: 51 }, {}]) {
+      const res = await post({ ...A, apiKey: 'wrong' }, 'automation.workflows', body);
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({ err: true, message: 'Not allowed for this user_id and api_key', code: 101 });
     }
   });
 });

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isSupportedServerVersion, openDb } from '../../shared/clickhouse/client.js';
 import { loadConfig } from '../../shared/config.js';
 import { PermanentError } from '../../shared/retry.js';
-import { startService } from '../../shared/service.js';
+import { startService } from '../../service/start.js';
 
 const root = resolve(import.meta.dirname, '../..');
 

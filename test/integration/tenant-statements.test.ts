@@ -27,7 +27,10 @@ describe('statements per tenant', () => {
   afterAll(() => svc?.stop());
 
   /** Statements of the writes (the catalog's change poll runs beside them on its own timer). */
-  const counted = () => statements.filter((s) => !s.startsWith('SELECT max(arrival) AS g FROM catalog'));
+  const counted = () =>
+    statements.filter(
+      (s) => !/^SELECT (max\(arrival\)|concat\(toString\(count\(\)\)).* FROM catalog$/.test(s),
+    );
 
   it('a catalog batch of new lists runs as many statements for 40 lists as for 2', async () => {
     statements.length = 0;

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../shared/config.js';
-import { startService, type Service } from '../../shared/service.js';
+import { startService, type Service } from '../../service/start.js';
 
 /**
  * A service on a DATA_DIR that outlives it: start, "crash" (every ClickHouse operation fails from a

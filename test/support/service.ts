@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { loadConfig } from '../../shared/config.js';
 import type { Logger } from '../../shared/log.js';
-import { startService, type Service } from '../../shared/service.js';
+import { startService, type Service } from '../../service/start.js';
 
 export interface TestService extends Service {
   /** Calls the API 1.2 surface; returns status and parsed JSON. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../query-api/api12/errors.js';
+import { ApiError } from '../../shared/errors.js';
 import { FORM_LIMITS, namedParams, parseBody, parseForm, phpFalsy } from '../../query-api/api12/intake.js';
 
 /**

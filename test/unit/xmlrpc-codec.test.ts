@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { XMLParser } from 'fast-xml-parser';
 import { createApp } from '../../query-api/app.js';
-import type { Operation } from '../../query-api/api12/router.js';
+import type { Operation } from '../../query-api/api12/operation.js';
 import { XmlRpcError, decodeCall, encodeFault, encodeResponse } from '../../query-api/xmlrpc/codec.js';
 
 /** The XML-RPC codec of docs/api.md "XML-RPC": every value type in, every JSON shape out, and what it refuses. */

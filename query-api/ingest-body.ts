@@ -1,7 +1,4 @@
-import { checkRecord, type MailstatsRecord } from '../shared/records/index.js';
-
-/** One item of an ingest body: where it stood (line, from 1) and its decoded JSON, or why not. */
-export type DecodedItem = { line: number; value: unknown } | { line: number; error: string };
+import type { DecodedItem } from '../ingest/sink.js';
 
 export class UnreadableBody extends Error {}
 
@@ -43,28 +40,4 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false; er
   } catch (err) {
     return { ok: false, error: (err as Error).message };
   }
-}
-
-export interface Rejection {
-  line: number;
-  reason: string;
-}
-
-/** Validate decoded items: the records that pass (with their original JSON value), and why the rest fail. */
-export function validateItems(items: DecodedItem[]): {
-  valid: { record: MailstatsRecord; value: unknown }[];
-  rejected: Rejection[];
-} {
-  const valid: { record: MailstatsRecord; value: unknown }[] = [];
-  const rejected: Rejection[] = [];
-  for (const item of items) {
-    if ('error' in item) {
-      rejected.push({ line: item.line, reason: item.error });
-      continue;
-    }
-    const check = checkRecord(item.value);
-    if (check.ok) valid.push({ record: check.record, value: item.value });
-    else rejected.push({ line: item.line, reason: check.reason });
-  }
-  return { valid, rejected };
 }

@@ -1,7 +1,9 @@
 /**
- * Render limits (docs/api.md "Render limits"): what a template may cost, and the cheap checks that refuse what surely
- * costs more before anything is compiled. Pure and dependency-free, so the ingest pipeline can call
- * templateLimitProblem() to warn about a stored template (docs/records.md "Catalog records") without loading Handlebars.
+ * Render limits (docs/api.md "Render limits"): what a template may cost, and the cheap checks that refuse
+ * what surely costs more before anything is compiled. Pure and dependency-free, and in shared/ because both
+ * sides use it: the render pool (query-api/render) enforces it, and the ingest pipeline calls
+ * templateLimitProblem() to warn about a stored template (docs/records.md "Catalog records") without
+ * loading Handlebars.
  *
  * Measured on the project's 2-core machine (BENCHMARKS.md, render section): Handlebars compiles about
  * 4,000–5,000 mustaches per second of CPU (each `{{x}}` becomes a helper-or-value lookup in the generated

@@ -1,0 +1,47 @@
+import type { Operation } from '../query-api/api12/operation.js';
+import { catalogOperations } from '../query-api/catalog-ops.js';
+import { listAll } from '../query-api/lists/handler.js';
+import { transactionalTemplateRender } from '../query-api/render/handler.js';
+import type { RenderPool } from '../query-api/render/pool.js';
+import type { StatsCache } from '../query-api/stats/cache.js';
+import type { DayRows } from '../query-api/stats/day-rows.js';
+import type { CurrentGenerations } from '../shared/clickhouse/generations.js';
+import { automationStats } from '../query-api/stats/handler.js';
+import type { Catalog } from '../shared/catalog/catalog.js';
+import type { Db } from '../shared/clickhouse/client.js';
+import type { Config } from '../shared/config.js';
+import type { Logger } from '../shared/log.js';
+
+export interface OperationDeps {
+  config: Config;
+  db: Db;
+  catalog: Catalog;
+  statsCache: StatsCache;
+  /** Embedded: each list's current dating generation and its day rows held in memory (stats reads). */
+  generations?: CurrentGenerations;
+  dayRows?: DayRows;
+  renderer: RenderPool;
+  log: Logger;
+}
+
+/** The API 1.2 operations by name, each bound to what it reads. */
+export function apiOperations(deps: OperationDeps): Record<string, Operation> {
+  const { config, db, catalog, statsCache, renderer, log } = deps;
+  const statsDeps = {
+    db,
+    generations: deps.generations,
+    dayRows: deps.dayRows,
+    catalog,
+    defaultTimezone: config.DEFAULT_TIMEZONE,
+    maxPeriodDays: config.MAX_PERIOD_DAYS,
+    cache: statsCache,
+  };
+  const renderDeps = { catalog, renderer, log };
+  return {
+    'automation.stats': (caller, params) => automationStats(statsDeps, caller, params),
+    'transactional.templateRender': (caller, params) =>
+      transactionalTemplateRender(renderDeps, caller, params),
+    'list.all': (caller, params) => listAll({ catalog }, caller, params),
+    ...catalogOperations({ catalog }),
+  };
+}

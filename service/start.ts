@@ -1,0 +1,140 @@
+import type { IngestWorker } from '../ingest/kafka/worker.js';
+import { withTimeout } from '../ingest/kafka/topics.js';
+import { Pipeline } from '../ingest/pipeline.js';
+import type { IngestSink } from '../ingest/sink.js';
+import { RenderPool } from '../query-api/render/pool.js';
+import { StatsCache, statsCacheOptions } from '../query-api/stats/cache.js';
+import { statsDayRows, type DayRows } from '../query-api/stats/day-rows.js';
+import { Catalog } from '../shared/catalog/catalog.js';
+import { openDb, type Db } from '../shared/clickhouse/client.js';
+import { EventStore } from '../shared/clickhouse/event-store.js';
+import { migrate } from '../shared/clickhouse/migrate.js';
+import type { Config } from '../shared/config.js';
+import { createLogger, type Logger } from '../shared/log.js';
+import { catalogListing } from '../shared/catalog/listing.js';
+import { ErasureStore } from '../shared/clickhouse/erasure-store.js';
+import { adminActions, adminToken } from './admin.js';
+import { readTemplateCacheFrom } from '../shared/metrics.js';
+import { seedDemo } from './demo.js';
+import { listenHttp } from './http.js';
+import { ingestToken } from './ingest-token.js';
+import { wireKafka } from './kafka.js';
+import { apiOperations } from './operations.js';
+import { startRecovery } from './recovery.js';
+
+export interface Service {
+  config: Config;
+  log: Logger;
+  db: Db;
+  catalog: Catalog;
+  pipeline: Pipeline;
+  /** automation.stats' per-day rows, invalidated by this process's writes (README: STATS_CACHE_MS). */
+  statsCache: StatsCache;
+  /** Embedded: lists' per-day stats rows held in memory (undefined in server mode or when off). */
+  dayRows: DayRows | undefined;
+  /** Where POST /ingest sends records: the pipeline, or Kafka when KAFKA_BROKERS is set. */
+  sink: IngestSink;
+  worker: IngestWorker | undefined;
+  ingestToken: string;
+  /** Base URL of the HTTP server when the api role runs. */
+  url: string | undefined;
+  /** Base URL of the HTTP listener, in every role (the ingest role serves only /healthz, /readyz, /metrics). */
+  httpUrl: string;
+  seeded: boolean;
+  /** Settles when the start-up recovery (ledger retention, unfinished re-datings) has run. */
+  recovered: Promise<void>;
+  close(): Promise<void>;
+}
+
+/** config → ClickHouse → migrations → roles → demo seed on an empty embedded store. */
+export async function startService(
+  config: Config,
+  log = createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT),
+): Promise<Service> {
+  const db = await openDb(config, log);
+  await migrate(db, log);
+  const catalog = new Catalog(db, config.DEFAULT_TIMEZONE, log);
+  catalog.startPolling(config.CATALOG_POLL_MS);
+  const statsCache = new StatsCache(statsCacheOptions(config));
+  const events = new EventStore(db, config.DEDUP_WINDOW_DAYS);
+  const pipeline = new Pipeline(
+    catalog,
+    events,
+    config.INGEST_BATCH_SIZE,
+    log,
+    (lists) => (lists === 'all' ? statsCache.bumpAll() : statsCache.bump(lists)),
+    new ErasureStore(db),
+  );
+  const recovery = startRecovery(config, pipeline, log);
+  const token = ingestToken(config);
+
+  const kafka = wireKafka(config, db, pipeline, log);
+  const kafkaSink = kafka?.sink;
+  const worker = kafka?.worker;
+  const sink: IngestSink = kafkaSink ?? pipeline;
+
+  const seeded = await seedDemo(config, db, sink, kafkaSink, log);
+
+  const renderer = new RenderPool({
+    log,
+    queueLength: config.RENDER_QUEUE_LENGTH,
+    queueDeadlineMs: config.RENDER_QUEUE_DEADLINE_MS,
+  });
+  readTemplateCacheFrom(() => renderer.stats().cache);
+  const dayRows = statsDayRows(db, events.generations, statsCache, config, log);
+  const stats = { statsCache, generations: events.generations, dayRows };
+  const operations = apiOperations({ config, db, catalog, ...stats, renderer, log });
+  const { server, httpUrl, consumerLag } = await listenHttp({
+    config,
+    log,
+    db,
+    catalog,
+    operations,
+    // listing: GET /ingest/catalog, the admin CLI's read of users, lists and grants.
+    ingest: { sink, token, listing: (f) => catalogListing(db, config.DEFAULT_TIMEZONE, f) },
+    admin: { token: adminToken(config), actions: adminActions({ config, db, pipeline, sink, log }) },
+    worker,
+    renderer,
+  });
+  const url = config.ROLE !== 'ingest' ? httpUrl : undefined;
+
+  return {
+    config,
+    log,
+    db,
+    catalog,
+    pipeline,
+    statsCache,
+    dayRows,
+    sink,
+    worker,
+    ingestToken: token,
+    url,
+    httpUrl,
+    seeded,
+    recovered: recovery.recovered,
+    async close() {
+      recovery.stop();
+      // Bounded at every step (docs/operations.md "Shutdown": stop within 10 s whatever does not answer). Offsets not
+      // committed because Kafka was away are simply read again by the next start.
+      const bounded = (what: string, ms: number, task: () => Promise<unknown>) =>
+        withTimeout(task(), ms, what).catch((err: unknown) =>
+          log.warn({ err }, `${what} did not finish; going on`),
+        );
+      await bounded(
+        'closing the HTTP server',
+        1_500,
+        () => new Promise<void>((ok) => server.close(() => ok())),
+      );
+      server.closeAllConnections();
+      await Promise.all([
+        worker && bounded('leaving the consumer group', 4_000, () => worker.stop()),
+        kafkaSink && bounded('closing the producer', 4_000, () => kafkaSink.close()),
+        bounded('stopping the render workers', 2_000, () => renderer.close()),
+        consumerLag && bounded('closing the lag reader', 2_000, () => consumerLag.close()),
+      ]);
+      catalog.stopPolling();
+      await bounded('closing ClickHouse', 2_000, () => db.close());
+    },
+  };
+}
