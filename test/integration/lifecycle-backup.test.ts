@@ -11,18 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCli } from '../support/admin-cli.js';
-import { expectedStats, type RawActivity } from '../support/expected-stats.js';
-import { activityStream, STREAM_PERIOD } from '../support/kafka.js';
+import type { RawActivity } from '../support/expected-stats.js';
+import { activityStream, STREAM_LISTS, STREAM_PERIOD, streamStats } from '../support/kafka.js';
 import { Restartable } from '../support/restartable.js';
 import { tenant } from '../support/service.js';
 
 const ADMIN = 'backup-admin-token-0123456789';
 const USER = 6;
 const KEY = 'backup-key';
-const LISTS = [
-  { list_id: 10, timezone: 'Europe/Bucharest' },
-  { list_id: 11, timezone: 'America/New_York' },
-];
+const LISTS = STREAM_LISTS;
 const SHAPES = ['', '&workflow_ids=2', '&workflow_ids=1,3,4', '&workflow_ids=2,3'];
 
 /** backup during a continuous ingest, restore into an empty DATA_DIR: the same answers (docs/lifecycle.md). */
@@ -103,17 +100,7 @@ describe('backup and restore', () => {
     model = all.filter((m) => held.has(m.event_id));
     for (const list of LISTS)
       for (const shape of SHAPES) {
-        const workflowIds = shape ? shape.slice('&workflow_ids='.length).split(',').map(Number) : undefined;
-        const q = {
-          listId: list.list_id,
-          tz: list.timezone,
-          currency: 'RON',
-          from: '2026-11-01',
-          to: '2026-11-20',
-        };
-        expect(await statsOf(restored, list.list_id, shape)).toEqual(
-          expectedStats(model, { ...q, workflowIds }),
-        );
+        expect(await statsOf(restored, list.list_id, shape)).toEqual(streamStats(model, list, shape));
       }
   }, 600_000);
 

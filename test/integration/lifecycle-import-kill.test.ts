@@ -3,18 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { adminCli } from '../support/admin-cli.js';
-import { expectedStats } from '../support/expected-stats.js';
-import { activityStream, STREAM_PERIOD } from '../support/kafka.js';
+import { activityStream, STREAM_LISTS, STREAM_PERIOD, streamStats } from '../support/kafka.js';
 import { spawnService, stopService, untilServing, type ChildService } from '../support/kafka-child.js';
 import { tenant } from '../support/service.js';
 
 const ADMIN = 'kill-admin-token-0123456789';
 const USER = 8;
 const KEY = 'kill-key';
-const LISTS = [
-  { list_id: 10, timezone: 'Europe/Bucharest' },
-  { list_id: 11, timezone: 'America/New_York' },
-];
+const LISTS = STREAM_LISTS;
 
 // Embedded mode (KAFKA_BROKERS cleared): accepted means stored and visible when the chunk is acknowledged.
 /** The service killed (SIGKILL) in the middle of an import: --resume after its restart, 0 lost, 0 double. */
@@ -66,14 +62,7 @@ describe('import across a killed service', () => {
       const res = await fetch(
         `${service.base}/api/1.2/rest/${USER}/${KEY}/automation.stats.json?list_id=${list.list_id}${STREAM_PERIOD}`,
       );
-      const q = {
-        listId: list.list_id,
-        tz: list.timezone,
-        currency: 'RON',
-        from: '2026-11-01',
-        to: '2026-11-20',
-      };
-      expect(await res.json()).toEqual(expectedStats(model, q));
+      expect(await res.json()).toEqual(streamStats(model, list));
     }
   }, 600_000);
 });

@@ -13,17 +13,14 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCli } from '../support/admin-cli.js';
-import { expectedStats, type RawActivity } from '../support/expected-stats.js';
-import { activityStream, STREAM_PERIOD } from '../support/kafka.js';
+import type { RawActivity } from '../support/expected-stats.js';
+import { activityStream, STREAM_LISTS, STREAM_PERIOD, streamStats } from '../support/kafka.js';
 import { startTestService, tenant, type TestService } from '../support/service.js';
 
 const ADMIN = 'import-admin-token-0123456789';
 const USER = 5;
 const KEY = 'import-key';
-const LISTS = [
-  { list_id: 10, timezone: 'Europe/Bucharest' },
-  { list_id: 11, timezone: 'America/New_York' },
-];
+const LISTS = STREAM_LISTS;
 
 describe('import', () => {
   let svc: TestService;
@@ -48,15 +45,7 @@ describe('import', () => {
   async function expectCounted() {
     for (const list of LISTS)
       for (const shape of ['', '&workflow_ids=2', '&workflow_ids=1,3']) {
-        const workflowIds = shape ? shape.slice('&workflow_ids='.length).split(',').map(Number) : undefined;
-        const q = {
-          listId: list.list_id,
-          tz: list.timezone,
-          currency: 'RON',
-          from: '2026-11-01',
-          to: '2026-11-20',
-        };
-        expect(await stats(list.list_id, shape)).toEqual(expectedStats(model, { ...q, workflowIds }));
+        expect(await stats(list.list_id, shape)).toEqual(streamStats(model, list, shape));
       }
   }
 

@@ -3,8 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { adminCli } from '../support/admin-cli.js';
-import { expectedStats, type RawActivity } from '../support/expected-stats.js';
-import { activityStream, kafkaEnv, produce, STREAM_PERIOD, testKafka } from '../support/kafka.js';
+import type { RawActivity } from '../support/expected-stats.js';
+import {
+  activityStream,
+  kafkaEnv,
+  produce,
+  STREAM_LISTS,
+  STREAM_PERIOD,
+  streamStats,
+  testKafka,
+} from '../support/kafka.js';
 import { metricValue, scrape } from '../support/metrics.js';
 import { Restartable } from '../support/restartable.js';
 import { tenant } from '../support/service.js';
@@ -12,10 +20,7 @@ import { tenant } from '../support/service.js';
 const ADMIN = 'kafka-admin-token-0123456789';
 const USER = 7;
 const KEY = 'kafka-lifecycle-key';
-const LISTS = [
-  { list_id: 10, timezone: 'Europe/Bucharest' },
-  { list_id: 11, timezone: 'America/New_York' },
-];
+const LISTS = STREAM_LISTS;
 
 /** Erasure and dead letters with the real broker (docs/lifecycle.md). */
 describe('life cycle in Kafka mode', () => {
@@ -45,17 +50,8 @@ describe('life cycle in Kafka mode', () => {
   async function expectCounted(timeout = 120_000) {
     for (const list of LISTS)
       for (const shape of ['', '&workflow_ids=2', '&workflow_ids=1,3']) {
-        const workflowIds = shape ? shape.slice('&workflow_ids='.length).split(',').map(Number) : undefined;
-        const q = {
-          listId: list.list_id,
-          tz: list.timezone,
-          currency: 'RON',
-          from: '2026-11-01',
-          to: '2026-11-20',
-        };
         await vi.waitFor(
-          async () =>
-            expect(await stats(list.list_id, shape)).toEqual(expectedStats(model, { ...q, workflowIds })),
+          async () => expect(await stats(list.list_id, shape)).toEqual(streamStats(model, list, shape)),
           { timeout, interval: 500 },
         );
       }
