@@ -247,9 +247,10 @@ export class RenderPool {
 
   /** The task waited past the deadline: out of the queue, refused. */
   private expire(task: Task): void {
-    // The deadline is for waiting behind other renders; while the workers still load the engine at start,
-    // a render waits for them, as it did before there was a deadline (readiness reports the pool).
-    if (!this.startedOnce && !this.closed) {
+    // The deadline is for waiting behind other renders (load); while workers still load the engine, at
+    // start or as replacements of workers the limits ended, a render waits for them: that is the pool's own
+    // state, not load (readiness reports the pool at start).
+    if (!this.closed && (!this.startedOnce || this.slots.some((s) => !s.ready))) {
       task.deadline = setTimeout(() => this.expire(task), this.queueDeadlineMs);
       task.deadline.unref();
       return;

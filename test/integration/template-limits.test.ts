@@ -26,9 +26,13 @@ const template = (id: string, content: string) => ({
 const FLOOD = '{{a}}'.repeat(Math.floor((512 * 1024) / 5));
 /** 5,000 nested blocks: the Handlebars compiler recursed until the stack overflowed. */
 const DEEP = '{{#if a}}'.repeat(5000) + 'x' + '{{/if}}'.repeat(5000);
-/** A small template whose render never ends with 200 items: 200^4 = 1.6e9 iterations. */
+/**
+ * A small template whose render never ends with 200 items: 200^4 = 1.6e9 iterations. One dot per outer item:
+ * the inner iterations burn CPU without growing the output, so only the time limit can end it (a dot per inner
+ * iteration hit the 64 MiB output limit first on a fast or loaded runtime).
+ */
 const LOOP =
-  '{{#each items}}{{#each @root.items}}{{#each @root.items}}{{#each @root.items}}.{{/each}}{{/each}}{{/each}}{{/each}}';
+  '{{#each items}}.{{#each @root.items}}{{#each @root.items}}{{#each @root.items}}{{/each}}{{/each}}{{/each}}{{/each}}';
 /**
  * Each iteration makes a new 200 KiB string (JSON of s), kept in the output: 10,000 × 200 KiB. The heap cap
  * ends it, or on a busy machine the time limit first (V8 collects harder as the cap nears): either is 17007.

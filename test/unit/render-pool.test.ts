@@ -477,4 +477,22 @@ describe('RenderPool: queue bounds and per-user shares (docs/api.md, render limi
       await pool.close();
     }
   }, 60_000);
+
+  it('a render waits for the replacement of a killed worker past the queue deadline, never refused as busy', async () => {
+    // One worker, a 20 ms deadline: a fresh worker takes far longer than that to load the engine, so the
+    // next render waits on the replacement longer than the deadline. The pool's own replacement is not load.
+    const pool = new RenderPool({ size: 1, timeLimitMs: 200, queueDeadlineMs: 20 });
+    try {
+      await pool.ready();
+      const killed = await rejection(pool.render(heavy('a')));
+      expect(killed).toBeInstanceOf(TemplateRenderError);
+      expect(pool.stats().killed.time).toBe(1);
+      const next = await settle(pool.render(light('a', 7)));
+      expect(next.ok, next.ok ? '' : (next as { e: Error }).e.message).toBe(true);
+      expect((next as { v: { content: string } }).v.content).toBe('light 7');
+      expect(pool.stats().rejected).toEqual({ queue_full: 0, deadline: 0 });
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
 });
