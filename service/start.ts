@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { IngestWorker } from '../ingest/kafka/worker.js';
 import { withTimeout } from '../ingest/kafka/topics.js';
 import { Pipeline } from '../ingest/pipeline.js';
@@ -12,7 +13,8 @@ import type { Config } from '../shared/config.js';
 import { createLogger, type Logger } from '../shared/log.js';
 import { readTemplateCacheFrom } from '../shared/metrics.js';
 import { seedDemo } from './demo.js';
-import { listenHttp } from './http.js';
+import { openListener, serviceApp } from './http.js';
+import type { ReadyGate } from './ready-gate.js';
 import { ingestToken } from './ingest-token.js';
 import { wireKafka } from './kafka.js';
 import { apiOperations } from './operations.js';
@@ -40,10 +42,66 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** config → ClickHouse → migrations → roles → demo seed on an empty embedded store. */
+/**
+ * A service whose listener is bound and whose start-up is under way (docs/operations.md "Start-up"): `service`
+ * settles once it is ready (or failed: the listener is then closed); `close()` stops it in either phase.
+ */
+export interface Launch {
+  httpUrl: string;
+  service: Promise<Service>;
+  close(): Promise<void>;
+}
+
+/** PORT first (taken → rejects at once), then config → ClickHouse → migrations → roles → demo seed. */
+export async function launchService(config: Config, log = createLogger(config.LOG_LEVEL)): Promise<Launch> {
+  const { server, gate, httpUrl } = await openListener(config, log);
+  let stopped = false;
+  let ready: Service | undefined;
+  const closeListener = async () => {
+    await withTimeout(
+      new Promise<void>((ok) => server.close(() => ok())),
+      1_500,
+      'closing the HTTP server',
+    ).catch(() => undefined);
+    server.closeAllConnections();
+  };
+  const service = bringUp(config, log, { server, gate, httpUrl }).then(
+    async (svc) => {
+      // Stopped while starting: what has just come up goes down again.
+      if (stopped) await svc.close();
+      else ready = svc;
+      return svc;
+    },
+    async (err: unknown) => {
+      await closeListener();
+      throw err;
+    },
+  );
+  return {
+    httpUrl,
+    service,
+    async close() {
+      stopped = true;
+      if (ready) await ready.close();
+      else await closeListener();
+    },
+  };
+}
+
+/** `launchService`, resolved once the service is ready. */
 export async function startService(config: Config, log = createLogger(config.LOG_LEVEL)): Promise<Service> {
+  return (await launchService(config, log)).service;
+}
+
+async function bringUp(
+  config: Config,
+  log: Logger,
+  { server, gate, httpUrl }: { server: Server; gate: ReadyGate; httpUrl: string },
+): Promise<Service> {
   const db = await openDb(config, log);
+  gate.step({ check: 'migrations', what: 'applying migrations' });
   await migrate(db, log);
+  gate.step({ check: 'startup', what: 'starting' });
   const catalog = new Catalog(db, config.DEFAULT_TIMEZONE, log);
   catalog.startPolling(config.CATALOG_POLL_MS);
   const statsCache = new StatsCache(statsCacheOptions(config));
@@ -62,21 +120,13 @@ export async function startService(config: Config, log = createLogger(config.LOG
   const worker = kafka?.worker;
   const sink: IngestSink = kafkaSink ?? pipeline;
 
+  gate.step({ check: 'startup', what: 'loading the demo tenant' });
   const seeded = await seedDemo(config, db, sink, kafkaSink, log);
 
   const renderer = new RenderPool({ log });
   readTemplateCacheFrom(() => renderer.stats().cache);
   const operations = apiOperations({ config, db, catalog, statsCache, renderer, log });
-  const { server, httpUrl } = await listenHttp({
-    config,
-    log,
-    db,
-    catalog,
-    operations,
-    ingest: { sink, token },
-    worker,
-    renderer,
-  });
+  gate.open(serviceApp({ config, log, db, catalog, operations, ingest: { sink, token }, worker, renderer }));
   const url = config.ROLE !== 'ingest' ? httpUrl : undefined;
 
   return {

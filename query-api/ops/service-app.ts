@@ -3,7 +3,8 @@ import type { Logger } from '../../shared/log.js';
 import type { PartitionLag } from '../../shared/metrics.js';
 import { registry, setConsumerLag } from '../../shared/metrics.js';
 import { ApiError } from '../../shared/errors.js';
-import { internalError, unknownMethod } from '../api12/errors.js';
+import { RetryableError, clickHouseUnavailable, internalError, unknownMethod } from '../api12/errors.js';
+import { isClickHouseUnreachable } from '../../shared/clickhouse/unreachable.js';
 import { docsRouter } from '../openapi/docs-page.js';
 import { openApiDocument, recordsJsonSchema } from '../openapi/document.js';
 import { packageVersion } from './package-version.js';
@@ -81,11 +82,13 @@ export function createServiceApp({
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     let error: ApiError;
     if (err instanceof ApiError) error = err;
+    else if (isClickHouseUnreachable(err)) error = clickHouseUnavailable();
     else {
       const id = String(res.locals.requestId);
       log.error({ err }, 'unexpected error');
       error = internalError(id);
     }
+    if (error instanceof RetryableError) res.setHeader('Retry-After', String(error.retryAfterSeconds));
     res.status(error.status).json(error);
   });
   return app;
