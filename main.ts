@@ -20,7 +20,7 @@ async function main() {
     console.error(`mailstats could not start: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   };
-  const log = createLogger(config.LOG_LEVEL);
+  const log = createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT);
   const launch: Launch = await launchService(config, log).catch(fail);
 
   // docs/operations.md "Shutdown": stop within 10 s even when Kafka or ClickHouse do not answer, also while

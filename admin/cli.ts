@@ -1,30 +1,63 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { generateKey, grant, listAdd, userAdd, UsageError, withIngestToken, type Plan } from './commands.js';
+import {
+  generateKey,
+  grant,
+  grantsTable,
+  listAdd,
+  listsTable,
+  unknownInGrant,
+  userAdd,
+  usersTable,
+  UsageError,
+  withIngestToken,
+  type Plan,
+} from './commands.js';
+import { readKey } from './key-source.js';
+import { ServiceClient } from './service-client.js';
+
+/** Each command group's help, printed alone by `admin <group>` and together by --help. */
+const GROUPS: Record<string, string> = {
+  user: `  user add --id N (--generate-key | --key-stdin | --key-file PATH) [--inactive] [--replace]
+                                     a user and its api key (stored only as its SHA-256; a generated key
+                                     is printed once). The key may also come from MAILSTATS_API_KEY, never
+                                     from an argument. An existing user's key is replaced only with --replace`,
+  list: `  list add --id N [--name NAME] [--timezone TZ] [--currency CUR] [--locale L]`,
+  grant: `  grant --user N --list N [--revoke] [--force]
+                                     let a user read a list (or stop); a user or list the service does not
+                                     know is refused unless --force (the grant then waits for them)`,
+  show: `  users | lists | grants [--user N] [--list N]
+                                     what the service knows (never a key or its digest)`,
+  token: `  token rotate [--env-file PATH]     a new ingest token, written to PATH (INGEST_TOKEN=…, e.g. .env for
+                                     docker compose) or else to DATA_DIR/ingest-token; restart to use it`,
+};
+import { AdminError } from './admin-http.js';
+import { ImportInputError } from './import-sources.js';
+import { LIFECYCLE_HELP, LIFECYCLE_OPTIONS, runLifecycle } from './lifecycle.js';
 
 const HELP = `mailstats admin: create users, keys, grants and lists, rotate the ingest token.
 
 Usage: npm run admin -- <command> [options]      (in the image: node dist/admin/cli.js <command> …)
 
-  user add --id N (--generate-key | --key KEY) [--inactive]
-                                     a user and its api key (the key is stored only as its SHA-256;
-                                     a generated key is printed once); again with a new key = rotate it
-  list add --id N [--name NAME] [--timezone TZ] [--currency CUR] [--locale L]
-  grant --user N --list N [--revoke] let a user read a list (or stop)
-  token rotate [--env-file PATH]     a new ingest token, written to PATH (INGEST_TOKEN=…, e.g. .env for
-                                     docker compose) or else to DATA_DIR/ingest-token; restart to use it
+${Object.values(GROUPS).join('\n')}
 
 Records go through the running service's POST /ingest, like any producer's: validated, deduplicated,
-visible to queries (with Kafka: once the ingest role has consumed them).
+visible to queries (with Kafka: once the ingest role has consumed them); checks and listings read its
+GET /ingest/catalog.
   --url URL        the service (default MAILSTATS_URL, else http://127.0.0.1:$PORT, PORT default 8080)
   The ingest token is read from INGEST_TOKEN, else DATA_DIR/ingest-token (DATA_DIR default ./data);
-  it is never taken as an argument (arguments are visible to other users of the machine).`;
+  it is never taken as an argument (arguments are visible to other users of the machine).
+${LIFECYCLE_HELP}`;
 
 const OPTIONS = {
   id: { type: 'string' },
+  // Parsed only to refuse it with the reason (admin/key-source.ts).
   key: { type: 'string' },
+  'key-stdin': { type: 'boolean' },
+  'key-file': { type: 'string' },
   'generate-key': { type: 'boolean' },
+  replace: { type: 'boolean' },
   inactive: { type: 'boolean' },
   name: { type: 'string' },
   timezone: { type: 'string' },
@@ -33,31 +66,15 @@ const OPTIONS = {
   user: { type: 'string' },
   list: { type: 'string' },
   revoke: { type: 'boolean' },
+  force: { type: 'boolean' },
   'env-file': { type: 'string' },
   url: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  ...LIFECYCLE_OPTIONS,
 } as const;
 
-function ingestToken(): string {
-  const fromEnv = process.env.INGEST_TOKEN?.trim();
-  if (fromEnv) return fromEnv;
-  const file = join(resolve(process.env.DATA_DIR ?? './data'), 'ingest-token');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  throw new UsageError(`no ingest token: set INGEST_TOKEN (or run where ${file} exists)`);
-}
-
-async function send(plan: Plan, url: string): Promise<void> {
-  const res = await fetch(`${url.replace(/\/$/, '')}/ingest`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-ndjson', authorization: `Bearer ${ingestToken()}` },
-    body: plan.records.map((r) => JSON.stringify(r)).join('\n'),
-  }).catch((err: unknown) => {
-    throw new Error(`cannot reach mailstats at ${url}: ${err instanceof Error ? (err.cause ?? err) : err}`);
-  });
-  const body = (await res.json().catch(() => undefined)) as
-    { accepted?: number; rejected?: { reason: string }[]; message?: string } | undefined;
-  if (!res.ok) throw new Error(`POST /ingest answered ${res.status}: ${body?.message ?? 'no details'}`);
-  if (body?.rejected?.length) throw new Error(`rejected: ${body.rejected.map((r) => r.reason).join('; ')}`);
+async function send(service: ServiceClient, plan: Plan): Promise<void> {
+  await service.write(plan.records);
   console.log(plan.done);
 }
 
@@ -78,6 +95,52 @@ function rotateToken(envFile: string | undefined): void {
   }
 }
 
+/** `user add`: the key from a safe source; an existing user's key is replaced only when asked. */
+async function addUser(service: ServiceClient, values: Record<string, string | boolean | undefined>) {
+  const source = readKey(values, process.env, () => readFileSync(0, 'utf8'));
+  const plan = userAdd({ ...values, key: source.generate ? undefined : source.key });
+  const id = plan.records[0]!.type === 'user' ? plan.records[0]!.user_id : 0;
+  const exists = (await service.catalog({ user: id })).users.length > 0;
+  if (exists && !values.replace)
+    throw new Error(
+      `user ${id} already exists: adding it again replaces its api key (the current key stops working). ` +
+        'Pass --replace to do that.',
+    );
+  await send(
+    service,
+    exists ? userAdd({ ...values, key: source.generate ? undefined : source.key, replace: true }) : plan,
+  );
+}
+
+/** `grant`: refused for a user or list the service does not know, unless --force. */
+async function addGrant(service: ServiceClient, values: Record<string, string | boolean | undefined>) {
+  const plan = grant(values);
+  const r = plan.records[0]!;
+  if (r.type !== 'list_access' || !r.granted) return send(service, plan);
+  const unknown = unknownInGrant(
+    await service.catalog({ user: r.user_id, list: r.list_id }),
+    r.user_id,
+    r.list_id,
+  );
+  if (unknown && !values.force)
+    throw new Error(
+      `${unknown} ${unknown.includes(' and ') ? 'are' : 'is'} not known to the service (yet): add ${
+        unknown.includes(' and ') ? 'them' : 'it'
+      } first (user add / list add; with Kafka, a record just added may take a moment to be consumed), ` +
+        'or pass --force to store the grant anyway (it takes effect once they exist).',
+    );
+  await service.write(plan.records);
+  console.log(unknown ? `${plan.done.replace(/\.$/, '')} (once ${unknown} exist).` : plan.done);
+}
+
+const id = (name: string, v: string | boolean | undefined) => {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (typeof v !== 'string' || !Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`--${name} must be a positive integer`);
+  return n;
+};
+
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -89,18 +152,33 @@ async function main(argv: string[]): Promise<number> {
     console.log(HELP);
     return values.help ? 0 : 2;
   }
+  // A group named alone (`admin user`): its own commands, not the whole page.
+  if (positionals.length === 1 && positionals[0] !== 'grant' && GROUPS[positionals[0]!]) {
+    console.log(`Usage: npm run admin -- ${positionals[0]} …\n\n${GROUPS[positionals[0]!]}`);
+    return 2;
+  }
   const url = values.url ?? process.env.MAILSTATS_URL ?? `http://127.0.0.1:${process.env.PORT ?? 8080}`;
+  const lifecycle = await runLifecycle(positionals, values, url);
+  if (lifecycle !== undefined) return lifecycle;
+  const service = new ServiceClient(url);
   const command = positionals.join(' ');
   switch (command) {
     case 'user add':
-      await send(userAdd(values), url);
+      await addUser(service, values);
       return 0;
     case 'list add':
-      await send(listAdd(values), url);
+      await send(service, listAdd(values));
       return 0;
     case 'grant':
-      await send(grant(values), url);
+      await addGrant(service, values);
       return 0;
+    case 'users':
+    case 'lists':
+    case 'grants': {
+      const listing = await service.catalog({ user: id('user', values.user), list: id('list', values.list) });
+      console.log({ users: usersTable, lists: listsTable, grants: grantsTable }[command](listing));
+      return 0;
+    }
     case 'token rotate':
       rotateToken(values['env-file']);
       return 0;
@@ -113,6 +191,9 @@ try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (err) {
   const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-  console.error(`admin: ${err instanceof Error ? err.message : String(err)}`);
+  const known = usage || err instanceof AdminError || err instanceof ImportInputError;
+  console.error(
+    `admin: ${err instanceof Error ? (known ? err.message : (err.stack ?? err.message)) : String(err)}`,
+  );
   process.exitCode = usage ? 2 : 1;
 }

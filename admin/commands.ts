@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { CatalogListing } from '../shared/catalog/listing.js';
 import { catalogSchema, type CatalogRecord } from '../shared/records/catalog.js';
 
 /** What a command sends through POST /ingest, and what it tells the operator afterwards. */
@@ -30,19 +31,22 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 export type Options = Partial<Record<string, string | boolean>>;
 
-/** `user add --id N (--key K | --generate-key) [--inactive]`: a user record with the key's SHA-256. */
+/**
+ * `user add --id N (key | --generate-key) [--inactive]`: a user record with the key's SHA-256. `key` is
+ * the key read by admin/key-source.ts (never an argument); `replace`: the user exists, its key changes.
+ */
 export function userAdd(o: Options): Plan {
   const id = positive('id', o.id as string | undefined);
   if (Boolean(o.key) === Boolean(o['generate-key']))
-    throw new UsageError('give exactly one of --key KEY or --generate-key');
+    throw new UsageError('give exactly one of a key or --generate-key');
   const key = typeof o.key === 'string' ? o.key : generateKey();
   if (!/^[A-Za-z0-9._~-]{16,128}$/.test(key))
-    throw new UsageError('--key must be 16-128 URL-safe characters (letters, digits, . _ ~ -)');
+    throw new UsageError('the key must be 16-128 URL-safe characters (letters, digits, . _ ~ -)');
   return {
     records: [record({ type: 'user', user_id: id, api_key_sha256: sha256(key), active: !o.inactive })],
-    done: o['generate-key']
-      ? `user ${id} saved. api key (shown once, stored only as its SHA-256): ${key}`
-      : `user ${id} saved.`,
+    done:
+      (o.replace ? `user ${id} saved; its previous api key no longer works.` : `user ${id} saved.`) +
+      (o['generate-key'] ? ` api key (shown once, stored only as its SHA-256): ${key}` : ''),
   };
 }
 
@@ -86,3 +90,42 @@ export function withIngestToken(envText: string, token: string): string {
   }
   return lines.join('\n');
 }
+
+/**
+ * A grant names ids, not records: nothing stops one for a user or list that does not exist (a typo is
+ * stored silently). Returns what is unknown, e.g. "user 9 and list 7", or undefined when both are known.
+ */
+export function unknownInGrant(known: CatalogListing, user: number, list: number): string | undefined {
+  const missing = [
+    !known.users.some((u) => u.user_id === user) && `user ${user}`,
+    !known.lists.some((l) => l.list_id === list) && `list ${list}`,
+  ].filter((s): s is string => typeof s === 'string');
+  return missing.length ? missing.join(' and ') : undefined;
+}
+
+/** Columns padded to their widest cell, for a terminal. */
+export function table(header: string[], rows: (string | number)[][]): string {
+  const cells = [header, ...rows.map((r) => r.map(String))];
+  const widths = header.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
+  return cells
+    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '))
+    .join('\n');
+}
+
+export const usersTable = (l: CatalogListing) =>
+  table(
+    ['user_id', 'active'],
+    l.users.map((u) => [u.user_id, u.active ? 'yes' : 'no']),
+  );
+
+export const listsTable = (l: CatalogListing) =>
+  table(
+    ['list_id', 'name', 'timezone', 'currency', 'locale'],
+    l.lists.map((x) => [x.list_id, x.name, x.timezone, x.currency, x.locale]),
+  );
+
+export const grantsTable = (l: CatalogListing) =>
+  table(
+    ['user_id', 'list_id'],
+    l.grants.map((g) => [g.user_id, g.list_id]),
+  );

@@ -1,9 +1,15 @@
 import type { Catalog } from '../shared/catalog/catalog.js';
 import type { DatedActivity, EventStore } from '../shared/clickhouse/event-store.js';
+import type { ErasedMap, Erasure, ErasurePair, ErasureStore } from '../shared/clickhouse/erasure-store.js';
 import { localDate } from '../shared/dates.js';
 import type { Logger } from '../shared/log.js';
 import { templateLimitProblem } from '../shared/template-limits.js';
-import { countDeduplicated, countTemplateOverLimits, timeBatchWrite } from '../shared/metrics.js';
+import {
+  countDeduplicated,
+  countErased,
+  countTemplateOverLimits,
+  timeBatchWrite,
+} from '../shared/metrics.js';
 import {
   isActivity,
   type ActivityRecord,
@@ -12,6 +18,20 @@ import {
 } from '../shared/records/index.js';
 import type { DecodedItem, IngestResult } from './sink.js';
 import { validateItems } from './validate.js';
+
+/** One list's part of an erasure: the subscribers erased and how many raw records were deleted. */
+export interface ListErasure {
+  list_id: number;
+  subscribers: number;
+  deleted: number;
+}
+
+/** An erasure named a list that has neither a catalog record nor any activity. */
+export class UnknownListError extends Error {
+  constructor(readonly listIds: number[]) {
+    super(`no such list: ${listIds.join(', ')}`);
+  }
+}
 
 /**
  * validate → (reject | batch) → write, the same for HTTP bodies and Kafka batches. Writes are
@@ -34,7 +54,96 @@ export class Pipeline {
     private readonly log: Logger,
     /** Told, after a write or a re-dating, which lists' stats may read differently (the answer cache). */
     private readonly changed: (listIds: number[] | 'all') => void = () => {},
+    /** Erasures (docs/lifecycle.md, "erase"): without it nothing is filtered and `erase` is refused. */
+    private readonly erasures?: ErasureStore,
   ) {}
+
+  /** Embedded: every erasure recorded, per list and subscriber (loaded once; this process records them). */
+  private erasedCache: ErasedMap | undefined;
+
+  /**
+   * Run `task` between writes, with no write of this process in flight (e.g. a point-in-time backup:
+   * every batch is in it whole or not at all).
+   */
+  exclusive<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Erase subscribers' activity on lists, as if it had never arrived: record the erasure (the durable
+   * intent), delete the raw rows, rebuild each list into a new dating generation (readers switch to it
+   * at once, ARCHITECTURE.md "Re-dating a list"), then mark it done. Queued like a write, so no batch
+   * of this process falls in between. Resolves once every answer reads without them.
+   */
+  erase(pairs: ErasurePair[]): Promise<ListErasure[]> {
+    const store = this.erasures;
+    if (!store) return Promise.reject(new Error('erasure is not available in this process'));
+    const run = this.queue.then(async () => {
+      const lists = [...new Set(pairs.map((p) => p.list_id))];
+      const unknown: number[] = [];
+      for (const id of lists) if (!(await store.listExists(id))) unknown.push(id);
+      if (unknown.length > 0) throw new UnknownListError(unknown);
+      const erasedAt = Date.now();
+      await store.recordIntent(pairs, erasedAt);
+      this.erasedCache = undefined; // re-read with the new rows at the next write
+      try {
+        return await this.completeErasures(pairs.map((p) => ({ ...p, erasedAt })));
+      } finally {
+        this.changed(lists);
+      }
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Delete, rebuild and mark done, list by list (also the recovery of interrupted erasures). */
+  private async completeErasures(erasures: Erasure[]): Promise<ListErasure[]> {
+    const store = this.erasures!;
+    const byList = new Map<number, Erasure[]>();
+    for (const e of erasures) byList.set(e.list_id, [...(byList.get(e.list_id) ?? []), e]);
+    const results: ListErasure[] = [];
+    for (const [listId, list] of byList) {
+      const subs = [...new Set(list.map((e) => e.subscriber_id))];
+      const deleted = await store.count(listId, subs);
+      // On a server another process may insert a batch it filtered before the intent was written:
+      // delete and rebuild again until none is left (embedded, writes are queued behind this).
+      for (let attempt = 0; ; attempt++) {
+        await store.deleteEvents(listId, subs);
+        const { gen } = await this.ensureDated(listId, { force: true });
+        // The older generations' per-day rows still hold the subscribers (unread): drop them also when
+        // the rebuild found no rows left (then ensureDated drops nothing itself).
+        await this.events
+          .dropOlderGenerations(listId, gen)
+          .catch((err: unknown) => this.log.warn({ err, list_id: listId }, 'older generations not dropped'));
+        if (this.events.soleWriter || (await store.count(listId, subs)) === 0) break;
+        if (attempt >= 5) throw new Error(`list ${listId}: erased subscribers' records keep arriving`);
+      }
+      await store.markDone(list);
+      results.push({ list_id: listId, subscribers: subs.length, deleted });
+    }
+    return results;
+  }
+
+  /** Activity of erased (list, subscriber) pairs timestamped up to the erasure is not stored. */
+  private async withoutErased(activity: ActivityRecord[]): Promise<ActivityRecord[]> {
+    if (!this.erasures || activity.length === 0) return activity;
+    let erased = this.erasedCache;
+    if (!erased) {
+      erased = this.events.soleWriter
+        ? await this.erasures.erased()
+        : await this.erasures.erased([...new Set(activity.map((r) => r.list_id))]);
+      if (this.events.soleWriter) this.erasedCache = erased;
+    }
+    if (erased.size === 0) return activity;
+    const kept = activity.filter((r) => {
+      const at = erased.get(r.list_id)?.get(r.subscriber_id);
+      return at === undefined || r.timestamp > at;
+    });
+    countErased(activity.length - kept.length);
+    return kept;
+  }
 
   /** Validate decoded items, write the valid ones; resolves once they are durable and queryable. */
   async ingest(items: DecodedItem[]): Promise<IngestResult> {
@@ -73,6 +182,7 @@ export class Pipeline {
     const run = this.queue
       .then(async () => {
         this.dated.clear();
+        this.erasedCache = undefined;
         await this.events.applyLedgerRetention();
         const [zones, dating] = await Promise.all([this.catalog.storedTimezones(), this.events.dating()]);
         const lists = new Set<number>();
@@ -80,6 +190,11 @@ export class Pipeline {
         for (const [id, d] of dating) if (!d.done) lists.add(id);
         for (const id of lists) await this.ensureDated(id, { takeOver: true });
         if (lists.size > 0) this.log.info({ lists: lists.size }, 'unfinished list re-dating completed');
+        const pending = (await this.erasures?.pending()) ?? [];
+        if (pending.length > 0) {
+          const done = await this.completeErasures(pending);
+          this.log.info({ lists: done.length, pairs: pending.length }, 'unfinished erasure completed');
+        }
       })
       .finally(() => this.changed('all'));
     this.queue = run.catch(() => undefined);
@@ -87,10 +202,11 @@ export class Pipeline {
   }
 
   private async writeNow(records: MailstatsRecord[], token: string | undefined): Promise<void> {
-    const activity: ActivityRecord[] = [];
+    const all: ActivityRecord[] = [];
     const catalog: CatalogRecord[] = [];
-    for (const r of records) (isActivity(r) ? activity : catalog).push(r as never);
+    for (const r of records) (isActivity(r) ? all : catalog).push(r as never);
     if (catalog.length > 0) await this.writeCatalog(catalog);
+    const activity = await this.withoutErased(all);
     const onStale = async (lists: number[]) => {
       for (const id of lists) await this.ensureDated(id, { force: true });
     };

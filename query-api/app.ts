@@ -15,20 +15,25 @@ import { api12Route } from './api12/router.js';
 import { bodyError, readBody } from './body.js';
 import type { IngestSink } from '../ingest/sink.js';
 import { ingestRoute, requireIngestToken } from './ingest-route.js';
+import { catalogRoute, type ReadListing } from './catalog-route.js';
 import { requestFields, requestLog } from './request-log.js';
 import { xmlrpcRoute } from './xmlrpc/route.js';
 import { dashboardRouter } from './dashboard-route.js';
 import { guardCaller, type EdgeGuards } from './edge-guard.js';
+import { adminRouter, type AdminActions } from './admin-route.js';
 
 export interface AppDeps {
   log: Logger;
   operations: Record<string, Operation>;
-  ingest: { sink: IngestSink; token: string } | undefined;
+  /** `listing`: GET /ingest/catalog, the admin CLI's read of users, lists and grants. */
+  ingest: { sink: IngestSink; token: string; listing?: ReadListing } | undefined;
   /**
    * Rate limit, credentials and body budget, checked before a body is read (query-api/edge-guard.ts).
    * Without them (apps built by unit tests) the operations still check credentials themselves.
    */
   edge?: EdgeGuards;
+  /** The admin endpoints (docs/lifecycle.md), behind ADMIN_TOKEN. */
+  admin?: { token: string; actions: AdminActions };
 }
 
 const API_BODY_LIMIT = '1mb';
@@ -64,7 +69,7 @@ function knownOperation(operations: Record<string, Operation>) {
   };
 }
 
-export function createApp({ log, operations, ingest, edge }: AppDeps): express.Express {
+export function createApp({ log, operations, ingest, edge, admin }: AppDeps): express.Express {
   const app = express();
   // The caller before its body (docs/api.md, errors: operation → credentials → params).
   const guard = edge ? [guardCaller(edge, API_BODY_LIMIT_BYTES)] : [];
@@ -85,7 +90,10 @@ export function createApp({ log, operations, ingest, edge }: AppDeps): express.E
       readBody(INGEST_BODY_LIMIT, unreadableIngest),
       ingestRoute(ingest.sink),
     );
+    if (ingest.listing)
+      app.get('/ingest/catalog', requireIngestToken(ingest.token), catalogRoute(ingest.listing));
   }
+  if (admin) app.use('/admin', adminRouter({ ...admin, log }));
   app.all(
     API12_REST_ROUTE,
     knownOperation(operations), // the operation first (§2.2): PUT on an unknown one is its 404

@@ -24,7 +24,16 @@ export function requestFields(req: Request, res: Response): Record<string, unkno
   };
 }
 
-/** Request id in and out (`X-Request-Id`), and one `request` line per answered request (info). */
+/**
+ * The dashboard's and /docs' static files (scripts, styles, images): a page load fetches several, and
+ * at info they would bury the start-up banner and the API lines (docs/operations.md "Logs").
+ */
+const STATIC_ASSET = /^\/(dashboard|docs)\/.+\.(js|mjs|css|map|png|svg|ico|webp|woff2?|ttf)$/;
+
+/**
+ * Request id in and out (`X-Request-Id`), and one `request` line per answered request: info, except
+ * a static asset answered below 400, which is debug.
+ */
 export function requestLog(log: Logger) {
   return (req: Request, res: Response, next: NextFunction) => {
     // Mounted by the listener (query-api/ops/service-app.ts) and by the API app inside it: once per request.
@@ -33,11 +42,15 @@ export function requestLog(log: Logger) {
     const started = process.hrtime.bigint();
     res.locals.requestId = id;
     res.setHeader('X-Request-Id', id);
-    // Request lines are info: skip building them when info is off.
+    // Read now: a mounted router rewrites req.url while it serves the request.
+    const asset = (req.method === 'GET' || req.method === 'HEAD') && STATIC_ASSET.test(req.path);
+    // Request lines are info or debug: nothing to build when even info is off.
     if (log.isLevelEnabled('info')) {
       const line = (status: number | null) => {
+        const level = asset && status !== null && status < 400 ? 'debug' : 'info';
+        if (!log.isLevelEnabled(level)) return;
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        log.info({ ...requestFields(req, res), status, ms }, 'request');
+        log[level]({ ...requestFields(req, res), status, ms }, 'request');
       };
       res.on('finish', () => line(res.statusCode));
       // The client went away before the answer was complete: logged too, without a status.

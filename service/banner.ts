@@ -21,6 +21,17 @@ export function printBanner(config: Config, service: Pick<Service, 'url' | 'seed
             : `in ${config.DATA_DIR}/ingest-token`
       })`,
     );
+  if (service.url)
+    // Where the admin token is, never the token (docs/lifecycle.md).
+    console.log(
+      `  admin:        npm run admin -- <command>  (the admin token is ${
+        config.ADMIN_TOKEN
+          ? 'ADMIN_TOKEN'
+          : config.CLICKHOUSE_URL
+            ? 'random for this run only: set ADMIN_TOKEN to use admin commands'
+            : `in ${config.DATA_DIR}/admin-token`
+      })`,
+    );
   if (!config.CLICKHOUSE_URL && config.SEED_DEMO) {
     console.log(
       `  demo tenant:  user_id ${DEMO.userId}, api_key ${DEMO.apiKey}, lists ${DEMO.lists.map((l) => l.list_id).join(', ')}${service.seeded ? ' (just loaded)' : ''}`,

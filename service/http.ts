@@ -1,9 +1,8 @@
 import type { Server } from 'node:http';
 import type { IngestWorker } from '../ingest/kafka/worker.js';
-import { consumerLagReader } from '../ingest/kafka/lag.js';
-import type { IngestSink } from '../ingest/sink.js';
+import type { consumerLagReader } from '../ingest/kafka/lag.js';
 import type { Operation } from '../query-api/api12/operation.js';
-import { createApp } from '../query-api/app.js';
+import { createApp, type AppDeps } from '../query-api/app.js';
 import { answerClientErrors } from '../query-api/client-error.js';
 import { createServiceApp } from '../query-api/ops/service-app.js';
 import { edgeGuards } from '../query-api/edge-guard.js';
@@ -21,9 +20,12 @@ export interface HttpDeps {
   db: Db;
   catalog: Catalog;
   operations: Record<string, Operation>;
-  ingest: { sink: IngestSink; token: string };
+  ingest: AppDeps['ingest'] & {};
+  admin: AppDeps['admin'];
   worker: IngestWorker | undefined;
   renderer: RenderPool;
+  /** The consumer group's lag reader (roles that run the consumer, with Kafka); closed by the service. */
+  consumerLag: ReturnType<typeof consumerLagReader> | undefined;
 }
 
 /**
@@ -67,15 +69,15 @@ function listenError(err: NodeJS.ErrnoException, config: Config): Error {
  * only, the others the API and POST /ingest too.
  */
 export function serviceApp(deps: HttpDeps) {
-  const { config, log, db, catalog, operations, ingest, worker, renderer } = deps;
+  const { config, log, db, catalog, operations, ingest, admin, worker, renderer, consumerLag } = deps;
   return createServiceApp({
     api:
       config.ROLE !== 'ingest'
-        ? createApp({ log, operations, ingest, edge: edgeGuards(config, catalog) })
+        ? createApp({ log, operations, ingest, admin, edge: edgeGuards(config, catalog) })
         : undefined,
     operations: Object.keys(operations),
     readiness: { db, consumer: worker, renderer: config.ROLE !== 'ingest' ? renderer : undefined },
-    consumerLag: worker ? consumerLagReader(config) : undefined,
+    consumerLag,
     log,
   });
 }

@@ -11,12 +11,16 @@ import { EventStore } from '../shared/clickhouse/event-store.js';
 import { migrate } from '../shared/clickhouse/migrate.js';
 import type { Config } from '../shared/config.js';
 import { createLogger, type Logger } from '../shared/log.js';
+import { catalogListing } from '../shared/catalog/listing.js';
+import { ErasureStore } from '../shared/clickhouse/erasure-store.js';
+import { adminActions, adminToken } from './admin.js';
 import { readTemplateCacheFrom } from '../shared/metrics.js';
 import { seedDemo } from './demo.js';
 import { openListener, serviceApp } from './http.js';
 import type { ReadyGate } from './ready-gate.js';
 import { ingestToken } from './ingest-token.js';
 import { wireKafka } from './kafka.js';
+import { consumerLagReader } from '../ingest/kafka/lag.js';
 import { apiOperations } from './operations.js';
 import { startRecovery } from './recovery.js';
 
@@ -53,7 +57,10 @@ export interface Launch {
 }
 
 /** PORT first (taken → rejects at once), then config → ClickHouse → migrations → roles → demo seed. */
-export async function launchService(config: Config, log = createLogger(config.LOG_LEVEL)): Promise<Launch> {
+export async function launchService(
+  config: Config,
+  log = createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT),
+): Promise<Launch> {
   const { server, gate, httpUrl } = await openListener(config, log);
   let stopped = false;
   let ready: Service | undefined;
@@ -89,7 +96,10 @@ export async function launchService(config: Config, log = createLogger(config.LO
 }
 
 /** `launchService`, resolved once the service is ready. */
-export async function startService(config: Config, log = createLogger(config.LOG_LEVEL)): Promise<Service> {
+export async function startService(
+  config: Config,
+  log = createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT),
+): Promise<Service> {
   return (await launchService(config, log)).service;
 }
 
@@ -111,6 +121,7 @@ async function bringUp(
     config.INGEST_BATCH_SIZE,
     log,
     (lists) => (lists === 'all' ? statsCache.bumpAll() : statsCache.bump(lists)),
+    new ErasureStore(db),
   );
   const recovery = startRecovery(config, pipeline, log);
   const token = ingestToken(config);
@@ -123,10 +134,29 @@ async function bringUp(
   gate.step({ check: 'startup', what: 'loading the demo tenant' });
   const seeded = await seedDemo(config, db, sink, kafkaSink, log);
 
-  const renderer = new RenderPool({ log });
+  const renderer = new RenderPool({
+    log,
+    queueLength: config.RENDER_QUEUE_LENGTH,
+    queueDeadlineMs: config.RENDER_QUEUE_DEADLINE_MS,
+  });
   readTemplateCacheFrom(() => renderer.stats().cache);
   const operations = apiOperations({ config, db, catalog, statsCache, renderer, log });
-  gate.open(serviceApp({ config, log, db, catalog, operations, ingest: { sink, token }, worker, renderer }));
+  const consumerLag = worker ? consumerLagReader(config) : undefined;
+  gate.open(
+    serviceApp({
+      config,
+      log,
+      db,
+      catalog,
+      operations,
+      // listing: GET /ingest/catalog, the admin CLI's read of users, lists and grants.
+      ingest: { sink, token, listing: (f) => catalogListing(db, config.DEFAULT_TIMEZONE, f) },
+      admin: { token: adminToken(config), actions: adminActions({ config, db, pipeline, sink, log }) },
+      worker,
+      renderer,
+      consumerLag,
+    }),
+  );
   const url = config.ROLE !== 'ingest' ? httpUrl : undefined;
 
   return {
@@ -161,6 +191,7 @@ async function bringUp(
         worker && bounded('leaving the consumer group', 4_000, () => worker.stop()),
         kafkaSink && bounded('closing the producer', 4_000, () => kafkaSink.close()),
         bounded('stopping the render workers', 2_000, () => renderer.close()),
+        consumerLag && bounded('closing the lag reader', 2_000, () => consumerLag.close()),
       ]);
       catalog.stopPolling();
       await bounded('closing ClickHouse', 2_000, () => db.close());

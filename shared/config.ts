@@ -79,6 +79,15 @@ const envSchema = z.object({
   KAFKA_EVENTS_TOPIC: z.string().min(1).default('mailstats.events'),
   KAFKA_CATALOG_TOPIC: z.string().min(1).default('mailstats.catalog'),
   KAFKA_DLQ_TOPIC: z.string().min(1).default('mailstats.dlq'),
+  /** TLS to the brokers; the CA, certificate and key files are optional (PEM; the system CAs otherwise). */
+  KAFKA_SSL: boolFlag(false),
+  KAFKA_SSL_CA_FILE: optionalString,
+  KAFKA_SSL_CERT_FILE: optionalString,
+  KAFKA_SSL_KEY_FILE: optionalString,
+  /** SASL authentication to the brokers (with a user name and password); use it with KAFKA_SSL=true. */
+  KAFKA_SASL_MECHANISM: optionalString.pipe(z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional()),
+  KAFKA_SASL_USERNAME: optionalString,
+  KAFKA_SASL_PASSWORD: optionalString,
   /** Partitions of topics the service creates. */
   KAFKA_PARTITIONS: int(3, 1, 1000),
   /** A worker batch is at most this many records… */
@@ -88,12 +97,24 @@ const envSchema = z.object({
   /** How long the group waits for a silent worker (e.g. one killed) before handing its partitions on. */
   KAFKA_SESSION_TIMEOUT_MS: int(30_000, 6_000, 300_000),
   INGEST_TOKEN: optionalString,
+  /** Authorises the admin commands (docs/lifecycle.md); generated into DATA_DIR/admin-token when unset. */
+  ADMIN_TOKEN: optionalString,
+  /**
+   * Where `backup` may write and `restore` may read (an absolute directory; the engine's
+   * backups.allowed_path): `/` allows any directory the process can write.
+   */
+  BACKUP_ROOT: z
+    .string()
+    .default('/')
+    .refine((p) => p.startsWith('/'), 'must be an absolute path'),
   ROLE: z.enum(['all', 'api', 'ingest']).default('all'),
   SEED_DEMO: boolFlag(true),
   DEFAULT_TIMEZONE: timeZone.default('Europe/Bucharest'),
   MAX_PERIOD_DAYS: int(731, 1, 36600),
   DEDUP_WINDOW_DAYS: int(7, 1, 3650),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** auto: one human line per entry when stdout is a terminal, JSON lines otherwise (docs/operations.md "Logs"). */
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   /** How often another process's catalog writes are noticed (ms). */
   CATALOG_POLL_MS: int(250, 10, 60_000),
   /**
@@ -103,6 +124,13 @@ const envSchema = z.object({
    * another process's writes are seen within N ms).
    */
   STATS_CACHE_MS: optionalString.pipe(z.coerce.number<string>().int().min(0).max(86_400_000).optional()),
+  /**
+   * Template renders waiting for a render worker, over all users (one user may fill at most half); a
+   * render that finds the queue full answers 503 with Retry-After (docs/configuration.md).
+   */
+  RENDER_QUEUE_LENGTH: int(200, 1, 100_000),
+  /** How long a render may wait for a worker before it answers 503 with Retry-After (ms, at most 1 min). */
+  RENDER_QUEUE_DEADLINE_MS: int(5_000, 10, 60_000),
   /** Records per ClickHouse write when a body or Kafka batch is larger. */
   INGEST_BATCH_SIZE: int(100_000, 1, 1_000_000),
   /**
@@ -123,6 +151,30 @@ const envSchema = z.object({
 export type Config = z.infer<typeof envSchema>;
 
 const configSchema = envSchema.superRefine((c, ctx) => {
+  const need = (path: keyof Config, message: string) =>
+    ctx.addIssue({ code: 'custom', path: [path], message });
+  for (const file of ['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE'] as const) {
+    if (c[file] && !c.KAFKA_SSL) need(file, 'needs KAFKA_SSL=true');
+  }
+  if (c.KAFKA_SSL_CERT_FILE && !c.KAFKA_SSL_KEY_FILE)
+    need('KAFKA_SSL_KEY_FILE', 'needed with KAFKA_SSL_CERT_FILE');
+  if (c.KAFKA_SSL_KEY_FILE && !c.KAFKA_SSL_CERT_FILE)
+    need('KAFKA_SSL_CERT_FILE', 'needed with KAFKA_SSL_KEY_FILE');
+  if (c.KAFKA_SASL_MECHANISM) {
+    if (!c.KAFKA_SASL_USERNAME) need('KAFKA_SASL_USERNAME', 'needed with KAFKA_SASL_MECHANISM');
+    if (!c.KAFKA_SASL_PASSWORD) need('KAFKA_SASL_PASSWORD', 'needed with KAFKA_SASL_MECHANISM');
+  } else if (c.KAFKA_SASL_USERNAME || c.KAFKA_SASL_PASSWORD) {
+    need(
+      'KAFKA_SASL_MECHANISM',
+      `needed with ${c.KAFKA_SASL_USERNAME ? 'KAFKA_SASL_USERNAME' : 'KAFKA_SASL_PASSWORD'} (plain, scram-sha-256 or scram-sha-512)`,
+    );
+  }
+  if (c.ADMIN_TOKEN && c.ADMIN_TOKEN === c.INGEST_TOKEN)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['ADMIN_TOKEN'],
+      message: 'must differ from INGEST_TOKEN (the ingest token must not run admin commands)',
+    });
   if (c.CLICKHOUSE_CLUSTER && !c.CLICKHOUSE_URL)
     ctx.addIssue({
       code: 'custom',

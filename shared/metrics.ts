@@ -49,10 +49,40 @@ const deduplicated = new Counter({
   registers: [registry],
 });
 
+const erased = new Counter({
+  name: 'mailstats_ingest_records_erased_total',
+  help: 'Activity records not stored because their subscriber was erased from their list after they happened (docs/lifecycle.md)',
+  registers: [registry],
+});
+
+/** Records of erased (list, subscriber) pairs that arrived after the erasure and were not stored. */
+export function countErased(n: number): void {
+  if (n > 0) erased.inc(n);
+}
+
 const batchWrite = new Histogram({
   name: 'mailstats_ingest_batch_write_duration_seconds',
   help: 'Time to write one batch of validated records to ClickHouse (dedup, insert, ledger, day recompute)',
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  registers: [registry],
+});
+
+const lastWrite = new Gauge({
+  name: 'mailstats_ingest_last_write_timestamp_seconds',
+  help: 'Unix time of the last batch write to ClickHouse that succeeded (0 = none since start); a Kafka chunk whose records were all dead-lettered counts, as the consumer moved on',
+  registers: [registry],
+});
+
+const ready = new Gauge({
+  name: 'mailstats_ready',
+  help: 'What GET /readyz answers: 1 = ready (200), 0 = not ready (503); read again at a scrape when the last reading is over 5 s old',
+  registers: [registry],
+});
+
+const readinessCheck = new Gauge({
+  name: 'mailstats_readiness_check_ok',
+  help: 'Each readiness check of GET /readyz (clickhouse, migrations, render_workers, kafka_consumer): 1 = ok, 0 = failing',
+  labelNames: ['check'] as const,
   registers: [registry],
 });
 
@@ -69,6 +99,15 @@ const templatesOverLimits = new Counter({
   registers: [registry],
 });
 export const countTemplateOverLimits = (): void => templatesOverLimits.inc();
+
+const renderRejected = new Counter({
+  name: 'mailstats_render_rejected_total',
+  help: 'Template renders refused with 503 because no render worker was free in time: "queue_full" = the queue (or the user\'s half of it) was full, "deadline" = waited past the queue deadline',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+export const countRenderRejected = (reason: 'queue_full' | 'deadline'): void =>
+  renderRejected.inc({ reason });
 
 /** The render workers keep the compiled-template caches and their counters; read at scrape time. */
 let templateCache: (() => { hits: number; misses: number }) | undefined;
@@ -142,10 +181,18 @@ export const countDeduplicated = (n: number): void => deduplicated.inc(n);
 export async function timeBatchWrite<T>(write: () => Promise<T>): Promise<T> {
   const end = batchWrite.startTimer();
   try {
-    return await write();
+    const result = await write();
+    lastWrite.set(Date.now() / 1000);
+    return result;
   } finally {
     end();
   }
+}
+
+/** The latest readiness reading; the check names are the fixed keys of checkReadiness's `checks`. */
+export function setReadiness(isReady: boolean, checks: Record<string, string>): void {
+  ready.set(isReady ? 1 : 0);
+  for (const [check, state] of Object.entries(checks)) readinessCheck.set({ check }, state === 'ok' ? 1 : 0);
 }
 
 /** Counts a failed ClickHouse operation and hands its error back: `throw clickhouseFailed(err)`. */

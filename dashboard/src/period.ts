@@ -21,7 +21,10 @@ export interface ResolvedPeriod {
   params: PeriodParams;
   from: string;
   to: string;
-  /** The same number of days ending the day before `from`, always as explicit dates. */
+  /**
+   * What `from`–`to` is compared with, always as explicit dates: the same number of days ending the day
+   * before `from`; for last month, the whole month before it.
+   */
   previous: { params: PeriodParams; from: string; to: string };
 }
 
@@ -70,7 +73,7 @@ function previousOf(from: string, to: string): ResolvedPeriod['previous'] {
 
 /**
  * - last N days → `days=N` (today and the N−1 days before);
- * - last month → `month=YYYY-MM`, the whole month;
+ * - last month → `month=YYYY-MM`, the whole month, compared with the whole month before it;
  * - this month → `start_date` = the 1st, `stop_date` = today: the month so far, so that it is compared
  *   with as many elapsed days before it (the API's `month` would count the days still to come);
  * - custom → `start_date`/`stop_date` as picked. A range the API refuses (stop before start) is sent as
@@ -95,7 +98,16 @@ export function resolvePreset(preset: Preset, today: string): ResolvedPeriod {
       to = addDays(`${today.slice(0, 8)}01`, -1);
       from = `${to.slice(0, 8)}01`;
       params = { month: to.slice(0, 7) };
-      break;
+      // A month is compared with the whole month before it, whatever its length (October with
+      // September), not with as many days before it.
+      const prevTo = addDays(from, -1);
+      const prevFrom = `${prevTo.slice(0, 8)}01`;
+      return {
+        params,
+        from,
+        to,
+        previous: { params: { start_date: prevFrom, stop_date: prevTo }, from: prevFrom, to: prevTo },
+      };
     }
     case 'custom':
       params = { start_date: preset.start, stop_date: preset.stop };

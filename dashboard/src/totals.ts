@@ -57,6 +57,8 @@ export type Change =
   | { kind: 'same' }
   /** The previous period had none: no percentage to give. */
   | { kind: 'new' }
+  /** This period has none of what a ratio divides by: no ratio, so no change either. */
+  | { kind: 'undefined' }
   | { kind: 'percent'; value: number }
   /** Rates are compared in percentage points. */
   | { kind: 'points'; value: number };

@@ -1,4 +1,5 @@
-import { Kafka, Partitioners, logLevel, type Admin, type Producer } from 'kafkajs';
+import { readFileSync } from 'node:fs';
+import { Kafka, Partitioners, logLevel, type Admin, type KafkaConfig, type Producer } from 'kafkajs';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/log.js';
 
@@ -8,10 +9,49 @@ export const kafkaTopics = (c: Config) => ({
   dlq: c.KAFKA_DLQ_TOPIC,
 });
 
+/** One PEM file of a KAFKA_SSL_*_FILE setting; a file that cannot be read names the setting. */
+function pem(setting: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new Error(`${setting}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, {
+      cause: err,
+    });
+  }
+}
+
+/**
+ * TLS and SASL options for kafkajs from KAFKA_SSL* and KAFKA_SASL_* (docs/configuration.md): TLS with
+ * the system CAs, or with the given CA (and a client certificate and key for mutual TLS); SASL PLAIN or
+ * SCRAM with a user name and password. Nothing when neither is configured (a plaintext listener).
+ */
+export function kafkaSecurity(c: Config): Pick<KafkaConfig, 'ssl' | 'sasl'> {
+  const out: Pick<KafkaConfig, 'ssl' | 'sasl'> = {};
+  if (c.KAFKA_SSL) {
+    const files = {
+      ...(c.KAFKA_SSL_CA_FILE && { ca: [pem('KAFKA_SSL_CA_FILE', c.KAFKA_SSL_CA_FILE)] }),
+      ...(c.KAFKA_SSL_CERT_FILE && { cert: pem('KAFKA_SSL_CERT_FILE', c.KAFKA_SSL_CERT_FILE) }),
+      ...(c.KAFKA_SSL_KEY_FILE && { key: pem('KAFKA_SSL_KEY_FILE', c.KAFKA_SSL_KEY_FILE) }),
+    };
+    out.ssl = Object.keys(files).length > 0 ? files : true;
+  }
+  if (c.KAFKA_SASL_MECHANISM && c.KAFKA_SASL_USERNAME && c.KAFKA_SASL_PASSWORD) {
+    const { KAFKA_SASL_USERNAME: username, KAFKA_SASL_PASSWORD: password } = c;
+    out.sasl =
+      c.KAFKA_SASL_MECHANISM === 'plain'
+        ? { mechanism: 'plain', username, password }
+        : c.KAFKA_SASL_MECHANISM === 'scram-sha-256'
+          ? { mechanism: 'scram-sha-256', username, password }
+          : { mechanism: 'scram-sha-512', username, password };
+  }
+  return out;
+}
+
 export function createKafka(c: Config, log: Logger, probe?: { retries: number; quiet: boolean }): Kafka {
   return new Kafka({
     clientId: c.KAFKA_CLIENT_ID,
     brokers: c.KAFKA_BROKERS,
+    ...kafkaSecurity(c),
     // A broker restart is ridden out: keep retrying instead of giving up after kafkajs' default 5.
     retry: { retries: probe?.retries ?? 50, initialRetryTime: 200, maxRetryTime: 5_000 },
     logLevel: probe?.quiet ? logLevel.NOTHING : logLevel.WARN,

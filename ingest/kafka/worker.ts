@@ -295,11 +295,12 @@ function deadLetterOf(
   reason: string,
   maxValue: number,
 ): Message {
-  const value = message.value ?? Buffer.alloc(0);
-  const truncated = value.length > maxValue;
+  // A tombstone stays a tombstone: a DLQ reader must tell it from an empty message (docs/records.md "Ways in").
+  const value = message.value;
+  const truncated = value !== null && value.length > maxValue;
   return {
     key: message.key,
-    value: truncated ? value.subarray(0, maxValue) : value,
+    value: value === null ? null : truncated ? value.subarray(0, maxValue) : value,
     headers: {
       ...message.headers,
       'mailstats-reason': reason,
@@ -308,8 +309,8 @@ function deadLetterOf(
       'mailstats-source-offset': message.offset,
       ...(truncated && {
         'mailstats-truncated': 'true',
-        'mailstats-original-size': String(value.length),
-        'mailstats-original-sha256': createHash('sha256').update(value).digest('hex'),
+        'mailstats-original-size': String(value!.length),
+        'mailstats-original-sha256': createHash('sha256').update(value!).digest('hex'),
       }),
     },
   };
@@ -335,7 +336,8 @@ function isPermanent(err: unknown): boolean {
 const next = (offset: string) => (BigInt(offset) + 1n).toString();
 
 function decode(message: KafkaMessage): { record: MailstatsRecord } | { reason: string } {
-  if (!message.value || message.value.length === 0) return { reason: 'empty message' };
+  if (message.value === null) return { reason: 'tombstone (null value)' };
+  if (message.value.length === 0) return { reason: 'empty message' };
   if (message.value.length > MAX_RECORD_BYTES)
     return { reason: `record larger than ${MAX_RECORD_BYTES} bytes` };
   let value: unknown;

@@ -71,3 +71,6 @@ export const serviceUnavailable = (what: string, retryAfterSeconds: number) =>
 
 /** ClickHouse went away after start (a refused or reset connection): retry shortly (docs/operations.md "Start-up"). */
 export const clickHouseUnavailable = () => serviceUnavailable('ClickHouse is not answering', 5);
+/** templateRender: no render worker in time (docs/api.md, render limits). */
+export const renderWorkersBusy = (retryAfterSeconds: number) =>
+  new RetryableError(503, 503, 'Service unavailable: render workers busy', retryAfterSeconds);

@@ -29,6 +29,23 @@ export function optionalId(params: RawParams, name: string): number | undefined 
   return n;
 }
 
+const QUOTED_CHARS = 40;
+
+/**
+ * How a rejected list item is named in the 406: a scalar as its JSON (a long string only in part), an
+ * array or object by its type. Never stringified whole: a client may nest arrays 100,000 deep, which
+ * JSON.stringify cannot walk without overflowing the stack.
+ */
+function describeItem(item: unknown): string {
+  if (Array.isArray(item)) return 'an array';
+  if (typeof item === 'string') {
+    if (item.length <= QUOTED_CHARS) return JSON.stringify(item);
+    return `${JSON.stringify(item.slice(0, QUOTED_CHARS) + '…')} (${item.length} characters)`;
+  }
+  if (typeof item === 'object' && item !== null) return 'an object';
+  return String(item);
+}
+
 /** An id list: JSON array, JSON-encoded array, "1,2, 3", repeated form fields, or one id. */
 export function optionalIdList(params: RawParams, name: string, max: number): number[] | undefined {
   let v = params[name];
@@ -48,7 +65,7 @@ export function optionalIdList(params: RawParams, name: string, max: number): nu
   if (items.length > max) throw invalidParam(name, `at most ${max} ids`);
   const ids = items.map((item) => {
     const n = toPositiveInt(item);
-    if (n === undefined) throw invalidParam(name, `${JSON.stringify(item)} is not a positive integer`);
+    if (n === undefined) throw invalidParam(name, `${describeItem(item)} is not a positive integer`);
     return n;
   });
   return ids.length === 0 ? undefined : [...new Set(ids)];

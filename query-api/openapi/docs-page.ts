@@ -32,12 +32,32 @@ const PAGE = `<!doctype html>
 `;
 
 // validatorUrl null: swagger-ui would otherwise send the document to validator.swagger.io for a badge.
-const INIT = `window.ui = SwaggerUIBundle({
+// credentialsFirst: the path's own parameters (user_id, api_key) are shared by GET and POST, so the
+// document lists them once on the path; swagger-ui would show them after the operation's, last. Copied
+// to the front of each operation's list here, they read first (the document itself is left as it is).
+const INIT = `function credentialsFirst(text) {
+  if (typeof text !== 'string') return text;
+  let doc;
+  try { doc = JSON.parse(text); } catch { return text; }
+  for (const item of Object.values(doc.paths || {})) {
+    const shared = item.parameters || [];
+    if (!shared.length) continue;
+    for (const method of ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']) {
+      const op = item[method];
+      if (!op) continue;
+      const own = (op.parameters || []).filter((p) => !shared.some((s) => s.name === p.name && s.in === p.in));
+      op.parameters = [...shared, ...own];
+    }
+  }
+  return JSON.stringify(doc);
+}
+window.ui = SwaggerUIBundle({
   url: 'openapi.json',
   dom_id: '#swagger-ui',
   deepLinking: true,
   validatorUrl: null,
   presets: [SwaggerUIBundle.presets.apis],
+  plugins: [() => ({ statePlugins: { spec: { wrapActions: { updateSpec: (ori) => (text) => ori(credentialsFirst(text)) } } } })],
   layout: 'BaseLayout',
 });
 `;

@@ -14,6 +14,14 @@ import {
   statsAnswer,
   statsParams,
 } from './schemas.js';
+import {
+  ANSWER_EXAMPLES,
+  errorExample,
+  PATH_PARAM_DOCS,
+  QUERY_PARAM_DOCS,
+  REQUEST_EXAMPLES,
+  type ParamDoc,
+} from './examples.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -70,14 +78,31 @@ const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
 /** An error answer: its HTTP status, the API error codes it carries, and when. */
 type ErrorCase = [status: number, codes: string];
 
+/** An error answer, its example the first code it names (as the service answers it). */
+const errorAnswer = (description: string, code: number) => ({
+  description,
+  content: { 'application/json': { schema: ref('Error'), example: errorExample(code) } },
+});
+
 function errorResponses(cases: ErrorCase[]) {
   return Object.fromEntries(
     cases.map(([status, codes]) => [
       String(status),
-      { description: `Error object, code ${codes}`, content: json(ref('Error')) },
+      errorAnswer(`Error object, code ${codes}`, Number(/^\d+/.exec(codes)?.[0] ?? status)),
     ]),
   );
 }
+
+/** A parameter as /docs shows it: described, one JSON type, an example (./examples.ts). */
+const parameter = (name: string, where: 'path' | 'query', required: boolean, doc: ParamDoc) => ({
+  name,
+  in: where,
+  required,
+  description: doc.description,
+  schema: doc.schema,
+  example: doc.example,
+  ...(doc.style ? { style: doc.style, explode: doc.explode } : {}),
+});
 
 const COMMON_ERRORS: ErrorCase[] = [
   [400, '406 (invalid param or unreadable body)'],
@@ -170,19 +195,8 @@ const OPERATIONS: OperationDoc[] = [
 ];
 
 const PATH_PARAMS = [
-  {
-    name: 'user_id',
-    in: 'path',
-    required: true,
-    schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
-  },
-  {
-    name: 'api_key',
-    in: 'path',
-    required: true,
-    description: 'The api key itself (stored only as a SHA-256 digest; never logged)',
-    schema: { type: 'string', minLength: 1 },
-  },
+  parameter('user_id', 'path', true, PATH_PARAM_DOCS.user_id),
+  parameter('api_key', 'path', true, PATH_PARAM_DOCS.api_key),
 ];
 
 function operationPath(op: OperationDoc) {
@@ -190,23 +204,20 @@ function operationPath(op: OperationDoc) {
     properties?: Record<string, JsonSchema>;
     required?: string[];
   };
-  const query = Object.entries(params.properties ?? {}).map(([name, schema]) => ({
-    name,
-    in: 'query',
-    required: params.required?.includes(name) ?? false,
-    schema,
-    // `workflow_ids=1,2` (one field, comma-separated) rather than repeated plain fields.
-    ...(name === 'workflow_ids' ? { style: 'form', explode: false } : {}),
-  }));
+  const query = Object.keys(params.properties ?? {}).map((name) => {
+    const doc = QUERY_PARAM_DOCS[name];
+    if (!doc) throw new Error(`${op.name}: parameter ${name} has no entry in openapi/examples.ts`);
+    return parameter(name, 'query', params.required?.includes(name) ?? false, doc);
+  });
   const responses = {
-    '200': { description: op.summary, content: json(ref(op.answer)) },
-    '404': {
-      description: 'Error object, code 404 (unknown operation or a format other than .json)',
-      content: json(ref('Error')),
+    '200': {
+      description: op.summary,
+      content: { 'application/json': { schema: ref(op.answer), example: ANSWER_EXAMPLES[op.name] } },
     },
+    '404': errorAnswer('Error object, code 404 (unknown operation or a format other than .json)', 404),
     ...errorResponses(op.errors),
   };
-  const base = { tags: ['API 1.2'], summary: op.summary, description: op.description, responses };
+  const base = { tags: ['API 1.2'], description: op.description, responses };
   const id = op.name.replace(/\.(\w)/g, (_, c: string) => c.toUpperCase());
   const body = {
     description:
@@ -214,15 +225,27 @@ function operationPath(op: OperationDoc) {
       'Also accepted on GET.',
     required: false,
     content: {
-      'application/json': { schema: params },
+      'application/json': { schema: params, example: REQUEST_EXAMPLES[op.name] },
       'application/x-www-form-urlencoded': { schema: params },
       'multipart/form-data': { schema: params },
     },
   };
   return {
     parameters: PATH_PARAMS,
-    get: { ...base, operationId: `${id}Get`, parameters: query },
-    post: { ...base, operationId: `${id}Post`, parameters: query, requestBody: body },
+    // Both methods take the same params; the summaries say where they go, so the pair reads as one.
+    get: {
+      ...base,
+      summary: `${op.summary} (params in the query string)`,
+      operationId: `${id}Get`,
+      parameters: query,
+    },
+    post: {
+      ...base,
+      summary: `${op.summary} (params in a JSON, form or multipart body)`,
+      operationId: `${id}Post`,
+      parameters: query,
+      requestBody: body,
+    },
   };
 }
 
@@ -233,6 +256,56 @@ const readiness = {
     ready: { type: 'boolean' },
     reason: { type: 'string', description: 'Each failing check as "name: why", joined with "; "' },
     checks: { type: 'object', additionalProperties: { type: 'string' } },
+  },
+};
+
+/** Two records of POST /ingest's example: a list and a send. */
+const INGEST_EXAMPLE = [
+  { type: 'list', list_id: 1, name: 'Demo Shop', timezone: 'Europe/Bucharest' },
+  {
+    type: 'send',
+    event_id: 'e-10057-1',
+    list_id: 1,
+    workflow_id: 2,
+    subscriber_id: 3,
+    timestamp: '2026-11-02T10:15:00Z',
+  },
+];
+
+const CATALOG_LISTING = {
+  type: 'object',
+  required: ['users', 'lists', 'grants'],
+  properties: {
+    users: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['user_id', 'active'],
+        properties: { user_id: { type: 'integer' }, active: { type: 'boolean' } },
+      },
+    },
+    lists: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['list_id', 'name', 'timezone', 'currency', 'locale'],
+        properties: {
+          list_id: { type: 'integer' },
+          name: { type: 'string' },
+          timezone: { type: 'string', description: "The list's, else DEFAULT_TIMEZONE" },
+          currency: { type: 'string' },
+          locale: { type: 'string' },
+        },
+      },
+    },
+    grants: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['user_id', 'list_id'],
+        properties: { user_id: { type: 'integer' }, list_id: { type: 'integer' } },
+      },
+    },
   },
 };
 
@@ -254,18 +327,72 @@ export function openApiDocument(version: string): Record<string, unknown> {
         content: {
           'application/x-ndjson': {
             schema: { type: 'string', description: 'One JSON record per line (see the Record schema)' },
+            example: INGEST_EXAMPLE.map((r) => JSON.stringify(r)).join('\n'),
           },
-          'application/json': { schema: { type: 'array', items: ref('Record') } },
+          'application/json': { schema: { type: 'array', items: ref('Record') }, example: INGEST_EXAMPLE },
         },
       },
       responses: {
-        '200': { description: 'Accepted count and per-line rejections', content: json(ref('IngestAnswer')) },
+        '200': {
+          description: 'Accepted count and per-line rejections',
+          content: {
+            'application/json': { schema: ref('IngestAnswer'), example: { accepted: 2, rejected: [] } },
+          },
+        },
         ...errorResponses([
           [400, '400 (the body cannot be read at all)'],
           [401, '401 (missing or wrong ingest token)'],
           [413, '413 (body over 10 MiB)'],
           [415, '415 (unsupported Content-Encoding)'],
         ]),
+      },
+    },
+  };
+  paths['/ingest/catalog'] = {
+    get: {
+      tags: ['Ingest'],
+      operationId: 'ingestCatalog',
+      summary: 'Users, lists and grants the service knows (for the admin CLI)',
+      description:
+        'Read-only, behind the ingest token: what the admin CLI checks before a grant or a user add, and ' +
+        'lists with `users`, `lists` and `grants`. Never a key or its digest (docs/operations.md, "Admin CLI").',
+      security: [{ ingestToken: [] }],
+      parameters: [
+        parameter('user', 'query', false, {
+          description: 'Only this user, and the grants of this user',
+          schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+          example: 1001,
+        }),
+        parameter('list', 'query', false, {
+          description: 'Only this list, and the grants on this list',
+          schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+          example: 1,
+        }),
+      ],
+      responses: {
+        '200': {
+          description: 'Users, lists and grants in force, by id',
+          content: {
+            'application/json': {
+              schema: CATALOG_LISTING,
+              example: {
+                users: [{ user_id: 1001, active: true }],
+                lists: [
+                  {
+                    list_id: 1,
+                    name: 'Demo Shop',
+                    timezone: 'Europe/Bucharest',
+                    currency: 'RON',
+                    locale: 'ro-RO',
+                  },
+                ],
+                grants: [{ user_id: 1001, list_id: 1 }],
+              },
+            },
+          },
+        },
+        '400': errorAnswer('Error object, code 400 (user or list is not a positive integer)', 400),
+        '401': errorAnswer('Error object, code 401 (missing or wrong ingest token)', 401),
       },
     },
   };
@@ -302,7 +429,8 @@ export function openApiDocument(version: string): Record<string, unknown> {
         'HTTP API 1.2. Every failure answers with the error object `{"err": true, "message", "code"}` ' +
         'and a matching HTTP status.',
     },
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    // No jsonSchemaDialect: OpenAPI 3.1's default dialect (2020-12 with the OpenAPI vocabulary) is what the
+    // schemas use, and swagger-ui warns about any other value, 2020-12's own URI included.
     servers: [{ url: '/' }],
     tags: [{ name: 'API 1.2' }, { name: 'Ingest' }, { name: 'Operations' }],
     paths,

@@ -1,5 +1,6 @@
 import type { Db } from '../../shared/clickhouse/client.js';
 import { MIGRATIONS } from '../../shared/clickhouse/migrations.js';
+import { setReadiness } from '../../shared/metrics.js';
 
 /** A readiness probe must answer even when ClickHouse hangs. */
 const CHECK_TIMEOUT_MS = 2_000;
@@ -59,6 +60,7 @@ export async function checkReadiness({ db, consumer, renderer }: ReadinessDeps):
   if (renderer) checks.render_workers = renderer.started() ? 'ok' : 'starting';
   if (consumer) checks.kafka_consumer = consumer.isMember() ? 'ok' : 'not a member of its consumer group';
   const failing = Object.entries(checks).filter(([, v]) => v !== 'ok');
+  setReadiness(failing.length === 0, checks);
   return failing.length === 0
     ? { ready: true, checks }
     : { ready: false, reason: failing.map(([k, v]) => `${k}: ${v}`).join('; '), checks };

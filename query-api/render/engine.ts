@@ -4,7 +4,7 @@
  * every compile or render failure into a TemplateRenderError (code 17007).
  */
 import type Handlebars from 'handlebars';
-import { createHandlebars, type HandlebarsEnv, type ListContext } from './helpers.js';
+import { HelperError, createHandlebars, type HandlebarsEnv, type ListContext } from './helpers.js';
 import { MAX_OUTPUT_CHARS, MAX_TEMPLATE_BYTES, measureTemplate } from '../../shared/template-limits.js';
 
 export type { ListContext };
@@ -40,7 +40,14 @@ export const MAX_PARAMS_DEPTH = 20;
 /** Contract error 17007; `reason` names line and column when Handlebars knows them. */
 export class TemplateRenderError extends Error {
   readonly code = 17007;
-  constructor(readonly reason: string) {
+  /**
+   * `reason` is told to the client; `logReason` is what a log line may carry: the same, less any param
+   * value a helper quoted (docs/operations.md "Logs").
+   */
+  constructor(
+    readonly reason: string,
+    readonly logReason: string = reason,
+  ) {
     super(`The template could not be rendered: ${reason}`);
     this.name = 'TemplateRenderError';
   }
@@ -129,7 +136,7 @@ export class TemplateRenderer {
     try {
       content = entry.content(params, runtime);
     } catch (err) {
-      throw new TemplateRenderError(reasonOf(err, this.env));
+      throw new TemplateRenderError(reasonOf(err, this.env), logReasonOf(err, this.env));
     }
     // Each props string reports its own path, so no outer wrapping here.
     const props = entry.props ? (entry.props(params, runtime) as Record<string, unknown>) : null;
@@ -206,7 +213,10 @@ export class TemplateRenderer {
         try {
           return template(params, runtime);
         } catch (err) {
-          throw new TemplateRenderError(`${path}: ${reasonOf(err, this.env)}`);
+          throw new TemplateRenderError(
+            `${path}: ${reasonOf(err, this.env)}`,
+            `${path}: ${logReasonOf(err, this.env)}`,
+          );
         }
       };
     }
@@ -274,6 +284,11 @@ interface Loc {
  * only say "on line N", but its lexer still holds the offending token's location right after the
  * (synchronous) throw.
  */
+/** reasonOf() for the log: a helper's failure without the param value it quoted. */
+function logReasonOf(err: unknown, env: HandlebarsEnv): string {
+  return err instanceof HelperError ? err.logMessage : reasonOf(err, env);
+}
+
 function reasonOf(err: unknown, env: HandlebarsEnv): string {
   if (!(err instanceof Error)) return String(err);
   const e = err as Error & { lineNumber?: number; column?: number };

@@ -9,11 +9,13 @@ import {
   invalidParam,
   missingParam,
   notAllowed,
+  renderWorkersBusy,
   templateNotFetched,
   templateNotRendered,
 } from '../api12/errors.js';
 import { given, requiredId, type RawParams } from '../api12/params.js';
 import type { Caller } from '../api12/operation.js';
+import { RenderBusyError } from './pool.js';
 import {
   ParamsTooLargeError,
   TemplateRenderError,
@@ -30,7 +32,8 @@ export interface RenderDeps {
    */
   renderer: {
     render(input: RenderInput): RenderResult | Promise<RenderResult>;
-    renderAnswer?(input: RenderInput): Promise<JsonAnswer<RenderResult>>;
+    /** `tenant`: whose render it is (the user id), for the pool's per-user share of the workers. */
+    renderAnswer?(input: RenderInput & { tenant?: string }): Promise<JsonAnswer<RenderResult>>;
   };
   log: Logger;
   /** How long a template lookup may take before the answer is 17006/503 (default 5 s). */
@@ -172,17 +175,21 @@ export async function transactionalTemplateRender(
   };
   try {
     const { renderer } = deps;
-    if (renderer.renderAnswer) return await renderer.renderAnswer(input);
+    // The user id as a number's text: authorize() took "041" as user 41, and so does the pool's share.
+    const tenant = String(Number(caller.userId));
+    if (renderer.renderAnswer) return await renderer.renderAnswer({ ...input, tenant });
     return JsonAnswer.from(await renderer.render(input));
   } catch (err) {
     if (err instanceof TemplateRenderError) {
       deps.log.debug(
-        { list_id: listId, template_id: templateId, reason: err.reason },
+        // logReason: a helper's message to the client may quote a param value; the log must not.
+        { list_id: listId, template_id: templateId, reason: err.logReason },
         'template render failed',
       );
       throw templateNotRendered(err.reason);
     }
     if (err instanceof ParamsTooLargeError) throw invalidParam('params', err.reason);
+    if (err instanceof RenderBusyError) throw renderWorkersBusy(err.retryAfterSeconds);
     throw err;
   }
 }

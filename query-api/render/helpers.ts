@@ -22,6 +22,23 @@ export interface ListContext {
 }
 
 export type HandlebarsEnv = ReturnType<typeof Handlebars.create>;
+
+/**
+ * A helper's failure, told two ways: `message` for the client, who may see the value they sent (what
+ * they need to fix it), and `logMessage`, which names the problem and the value's kind but never the
+ * value itself: params may hold personal data or card numbers, and the log must not (docs/operations.md
+ * "Logs").
+ */
+export class HelperError extends Error {
+  constructor(
+    message: string,
+    readonly logMessage: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = 'HelperError';
+  }
+}
 type HelperOptions = Handlebars.HelperOptions & { data?: { list?: ListContext } };
 
 /** A fresh Handlebars environment with our helpers; the global `Handlebars` is never touched. */
@@ -36,7 +53,16 @@ export function createHandlebars(): HandlebarsEnv {
       try {
         return fn(args, options);
       } catch (err) {
-        throw new Error(`${name}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+        // Anything else (Intl, date-fns) may quote an argument, which may be a param: logged by its class.
+        const logged =
+          err instanceof HelperError ? err.logMessage : err instanceof Error ? err.name : 'error';
+        throw new HelperError(
+          `${name}: ${err instanceof Error ? err.message : String(err)}`,
+          `${name}: ${logged}`,
+          {
+            cause: err,
+          },
+        );
       }
     });
   }
@@ -61,17 +87,26 @@ const helpers: Record<string, Helper> = {
     if (n === undefined) return '';
     const code =
       currency === undefined || currency === null || currency === '' ? list(options).currency : currency;
-    if (typeof code !== 'string') throw new Error(`currency must be a string, got ${describe(code)}`);
+    if (typeof code !== 'string')
+      throw new HelperError(
+        `currency must be a string, got ${describe(code)}`,
+        `currency must be a string, got ${kind(code)}`,
+      );
     return numberFormat(list(options).locale, { style: 'currency', currency: code })(n);
   },
 
   formatDate([value, pattern = 'yyyy-MM-dd'], options) {
     if (isMissing(value)) return '';
-    if (typeof pattern !== 'string') throw new Error(`pattern must be a string, got ${describe(pattern)}`);
+    if (typeof pattern !== 'string')
+      throw new HelperError(
+        `pattern must be a string, got ${describe(pattern)}`,
+        `pattern must be a string, got ${kind(pattern)}`,
+      );
     // date-fns would console.warn (and throw, quoting the date in the host zone) for these traps.
     if (/[YD]/.test(pattern.replace(/'(?:[^']|'')*'?/g, ''))) {
-      throw new Error(
-        `use yyyy for the year and d for the day in ${JSON.stringify(pattern)} (Y, D: week year, day of year)`,
+      throw new HelperError(
+        `use yyyy for the year and d for the day in ${describe(pattern)} (Y, D: week year, day of year)`,
+        'use yyyy for the year and d for the day in the pattern (Y, D: week year, day of year)',
       );
     }
     const { timeZone, locale } = list(options);
@@ -111,8 +146,19 @@ const isMissing = (v: unknown): boolean => v === undefined || v === null || v ==
 /** Handlebars' own `#if` truthiness: empty arrays are false too. */
 const truthy = (v: unknown): boolean => Boolean(v) && !(Array.isArray(v) && v.length === 0);
 
+const QUOTED_CHARS = 64;
+
+/** A value as the client sees it in a 17007: a string quoted (a long one only in part), else its kind. */
 function describe(v: unknown): string {
-  return typeof v === 'string' ? JSON.stringify(v) : Array.isArray(v) ? 'an array' : typeof v;
+  if (typeof v !== 'string') return Array.isArray(v) ? 'an array' : typeof v;
+  return v.length <= QUOTED_CHARS
+    ? JSON.stringify(v)
+    : `${JSON.stringify(v.slice(0, QUOTED_CHARS) + '…')} (${v.length} characters)`;
+}
+
+/** A value as the log names it: its kind only. */
+function kind(v: unknown): string {
+  return typeof v === 'string' ? 'a string' : Array.isArray(v) ? 'an array' : v === null ? 'null' : typeof v;
 }
 
 function text(v: unknown): string {
@@ -129,13 +175,16 @@ function numeric(value: unknown): number | string | undefined {
   if (isMissing(value)) return undefined;
   if (typeof value === 'number' && Number.isFinite(value)) return value;
   if (typeof value === 'string' && DECIMAL.test(value.trim())) return value.trim();
-  throw new Error(`${describe(value)} is not a number`);
+  throw new HelperError(`${describe(value)} is not a number`, `${kind(value)} is not a number`);
 }
 
 function fractionDigits(decimals: unknown): number {
   const n = typeof decimals === 'string' && /^\d+$/.test(decimals) ? Number(decimals) : decimals;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 20) {
-    throw new Error(`decimals must be an integer from 0 to 20, got ${describe(decimals)}`);
+    throw new HelperError(
+      `decimals must be an integer from 0 to 20, got ${describe(decimals)}`,
+      `decimals must be an integer from 0 to 20, got ${kind(decimals)}`,
+    );
   }
   return n;
 }
@@ -184,12 +233,16 @@ const ISO =
 function toInstant(value: unknown, timeZone: string): number {
   if (typeof value === 'number' && Number.isFinite(value)) return value;
   const m = typeof value === 'string' ? ISO.exec(value.trim()) : null;
-  if (!m) throw new Error(`${describe(value)} is not an ISO 8601 date or epoch milliseconds`);
+  if (!m)
+    throw new HelperError(
+      `${describe(value)} is not an ISO 8601 date or epoch milliseconds`,
+      `${kind(value)} is not an ISO 8601 date or epoch milliseconds`,
+    );
   const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '0', zone] = m;
   const wall = Date.UTC(+y!, +mo! - 1, +d!, +h, +mi, +s, Number(frac.padEnd(3, '0').slice(0, 3)));
   const check = new Date(wall);
   if (check.getUTCMonth() !== +mo! - 1 || check.getUTCDate() !== +d! || +h > 23 || +mi > 59 || +s > 59) {
-    throw new Error(`${describe(value)} is not a valid date`);
+    throw new HelperError(`${describe(value)} is not a valid date`, `${kind(value)} is not a valid date`);
   }
   if (zone) {
     if (zone.toUpperCase() === 'Z') return wall;

@@ -13,6 +13,11 @@
  *   goes to the worker its template hashes to when that worker is free, so a version is normally compiled
  *   once; when it is busy another free worker takes the task (and compiles it too) rather than keep the
  *   request waiting behind a heavy template.
+ * - Fair shares (docs/api.md, render limits): each task belongs to a tenant (the calling user); no tenant
+ *   holds more than half of the workers, and a freed worker takes the next task round-robin across the
+ *   tenants below that cap, so one tenant's heavy renders never queue another tenant's behind them. The
+ *   queue is bounded (a tenant may fill at most half of it) and a task waits at most the queue deadline:
+ *   either refusal is a RenderBusyError (503 with Retry-After at the HTTP edge), counted by reason.
  * - What crosses threads is kept small: the params as the JSON text sanitizeParams() already made, and the
  *   answer as the UTF-8 bytes of its JSON in a transferred buffer (renderAnswer(): the REST route writes
  *   them as the body; render() parses them for callers that want the object).
@@ -22,6 +27,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../shared/log.js';
+import { countRenderRejected } from '../../shared/metrics.js';
 import { JsonAnswer } from '../api12/json-answer.js';
 import {
   ParamsTooLargeError,
@@ -48,12 +54,39 @@ export interface RenderPoolOptions {
   memoryLimitMb?: number;
   /** Each worker's compiled-template cache, in MiB of weighed cost (engine.ts MUSTACHE_COST). */
   cacheMb?: number;
+  /** Tasks waiting for a worker, over all tenants; one tenant may fill at most half (default 200). */
+  queueLength?: number;
+  /** How long a task may wait for a worker before it is refused (default 5 s). */
+  queueDeadlineMs?: number;
   log?: Logger;
 }
 
+export type RejectReason = 'queue_full' | 'deadline';
+
+/**
+ * No worker for this task in time: the queue (or the tenant's half of it) is full, or the task waited past
+ * the queue deadline. The request may be sent again after `retryAfterSeconds`.
+ */
+export class RenderBusyError extends Error {
+  constructor(
+    readonly reason: RejectReason,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('Service unavailable: render workers busy');
+    this.name = 'RenderBusyError';
+  }
+}
+
+export const DEFAULT_QUEUE_LENGTH = 200;
+export const DEFAULT_QUEUE_DEADLINE_MS = 5_000;
+
 export interface PoolStats {
   workers: number;
+  /** Workers running a task now. */
+  busy: number;
   queued: number;
+  /** Tasks refused without a worker, by reason. */
+  rejected: Record<RejectReason, number>;
   /** Workers ended for exceeding the time or the memory limit, or that died otherwise. */
   killed: { time: number; memory: number; other: number };
   /** Template versions refused by the cheap checks or after exceeding the budget while compiling. */
@@ -80,6 +113,10 @@ const SAMPLE_MS = 50;
 
 interface Task {
   id: number;
+  /** Whose task it is, for the per-tenant cap and the round-robin ('' when the caller named none). */
+  tenant: string;
+  /** The queue deadline's timer, while the task waits. */
+  deadline: NodeJS.Timeout | undefined;
   key: TemplateKey;
   input: RenderInput;
   /** The sanitized params' JSON text. */
@@ -109,7 +146,15 @@ const EMPTY_STATS: CacheStats = { entries: 0, bytes: 0, compiles: 0, hits: 0, mi
 
 export class RenderPool {
   private readonly slots: Slot[] = [];
-  private readonly queue: Task[] = [];
+  /** Waiting tasks per tenant; Map order is the round-robin order (a tenant just served goes last). */
+  private readonly queues = new Map<string, Task[]>();
+  private queued = 0;
+  /** Tasks running on a worker, per tenant (absent: none). */
+  private readonly running = new Map<string, number>();
+  private readonly perTenantWorkers: number;
+  private readonly queueLength: number;
+  private readonly queueDeadlineMs: number;
+  private readonly rejected: Record<RejectReason, number> = { queue_full: 0, deadline: 0 };
   /** Per account/template: the last version checked and its problem (undefined: fits). Map order is LRU. */
   private readonly checked = new Map<string, { version: string; type: string; problem?: string }>();
   private readonly timeLimitMs: number;
@@ -129,11 +174,15 @@ export class RenderPool {
     const cacheMb = opts.cacheMb ?? 32;
     this.workerOptions = { cacheCost: cacheMb * 2 ** 20, cacheEntries: 1000 };
     this.log = opts.log;
+    // Half of the workers, rounded down, but at least one: with 2 workers a tenant holds 1.
+    this.perTenantWorkers = Math.max(1, Math.floor(size / 2));
+    this.queueLength = opts.queueLength ?? DEFAULT_QUEUE_LENGTH;
+    this.queueDeadlineMs = opts.queueDeadlineMs ?? DEFAULT_QUEUE_DEADLINE_MS;
     for (let i = 0; i < size; i++) this.slots.push(this.spawn(i));
   }
 
   /** Renders in a worker; rejects with TemplateRenderError (17007) or ParamsTooLargeError like the engine. */
-  async render(input: RenderInput): Promise<RenderResult> {
+  async render(input: RenderInput & { tenant?: string }): Promise<RenderResult> {
     return (await this.renderAnswer(input)).value();
   }
 
@@ -141,7 +190,7 @@ export class RenderPool {
    * render(), answered as the JSON bytes of the RenderResult (made in the worker): what the REST route
    * sends as they are, without cloning or serialising the content on the event loop.
    */
-  renderAnswer(input: RenderInput): Promise<JsonAnswer<RenderResult>> {
+  renderAnswer(input: RenderInput & { tenant?: string }): Promise<JsonAnswer<RenderResult>> {
     if (this.closed) return Promise.reject(new Error('the render pool is closed'));
     const t = input.template;
     const problem = this.precheck(t);
@@ -160,9 +209,19 @@ export class RenderPool {
       version: t.version,
       contentType: t.contentType,
     };
+    const tenant = input.tenant ?? '';
+    const waiting = this.queues.get(tenant);
+    // A tenant may fill at most half of the queue, so another tenant always finds room in it.
+    const tenantRoom = Math.max(1, Math.floor(this.queueLength / 2));
+    const mustWait = this.freeSlots() === 0 || (this.running.get(tenant) ?? 0) >= this.perTenantWorkers;
+    if (mustWait && (this.queued >= this.queueLength || (waiting?.length ?? 0) >= tenantRoom)) {
+      return Promise.reject(this.refuse('queue_full'));
+    }
     return new Promise<JsonAnswer<RenderResult>>((resolve, reject) => {
-      this.queue.push({
+      const task: Task = {
         id: this.nextId++,
+        tenant,
+        deadline: undefined,
         key,
         input,
         params,
@@ -170,9 +229,42 @@ export class RenderPool {
         startedAt: 0,
         resolve,
         reject,
-      });
+      };
+      if (waiting) waiting.push(task);
+      else this.queues.set(tenant, [task]);
+      this.queued++;
+      task.deadline = setTimeout(() => this.expire(task), this.queueDeadlineMs);
+      task.deadline.unref();
       this.pump();
     });
+  }
+
+  private refuse(reason: RejectReason): RenderBusyError {
+    this.rejected[reason]++;
+    countRenderRejected(reason);
+    return new RenderBusyError(reason, Math.max(1, Math.ceil(this.queueDeadlineMs / 1000)));
+  }
+
+  /** The task waited past the deadline: out of the queue, refused. */
+  private expire(task: Task): void {
+    // The deadline is for waiting behind other renders; while the workers still load the engine at start,
+    // a render waits for them, as it did before there was a deadline (readiness reports the pool).
+    if (!this.startedOnce && !this.closed) {
+      task.deadline = setTimeout(() => this.expire(task), this.queueDeadlineMs);
+      task.deadline.unref();
+      return;
+    }
+    const waiting = this.queues.get(task.tenant);
+    const at = waiting?.indexOf(task) ?? -1;
+    if (!waiting || at < 0) return;
+    waiting.splice(at, 1);
+    if (waiting.length === 0) this.queues.delete(task.tenant);
+    this.queued--;
+    task.reject(this.refuse('deadline'));
+  }
+
+  private freeSlots(): number {
+    return this.slots.filter((s) => s.ready && !s.task).length;
   }
 
   stats(): PoolStats {
@@ -184,7 +276,9 @@ export class RenderPool {
     for (const c of this.checked.values()) if (c.problem) refusedVersions++;
     return {
       workers: this.slots.length,
-      queued: this.queue.length,
+      busy: this.slots.filter((s) => s.task).length,
+      queued: this.queued,
+      rejected: { ...this.rejected },
       killed: { ...this.killed },
       refusedVersions,
       cache,
@@ -206,7 +300,14 @@ export class RenderPool {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const task of this.queue.splice(0)) task.reject(new Error('the render pool is closed'));
+    for (const waiting of this.queues.values()) {
+      for (const task of waiting) {
+        clearTimeout(task.deadline);
+        task.reject(new Error('the render pool is closed'));
+      }
+    }
+    this.queues.clear();
+    this.queued = 0;
     await Promise.all(
       this.slots.map((slot) => {
         clearTimeout(slot.timer);
@@ -266,6 +367,7 @@ export class RenderPool {
       this.killed[reason]++;
       const task = slot.task;
       slot.task = undefined;
+      if (task) this.release(task);
       if (task) this.fail(task, reason);
       else if (!slot.ready) this.log?.error('render worker exited while starting');
       // Replace it; a worker that cannot even start is retried after a pause, not in a tight loop.
@@ -324,9 +426,11 @@ export class RenderPool {
     }
     clearTimeout(slot.timer);
     slot.task = undefined;
+    this.release(task);
     slot.stats = m.stats;
     if ('answer' in m) task.resolve(JsonAnswer.of<RenderResult>(m.answer));
-    else if (m.error.kind === 'render') task.reject(new TemplateRenderError(m.error.reason));
+    else if (m.error.kind === 'render')
+      task.reject(new TemplateRenderError(m.error.reason, m.error.logReason));
     else if (m.error.kind === 'params') task.reject(new ParamsTooLargeError(m.error.reason));
     else task.reject(new Error(`render worker: ${m.error.reason}`));
     this.pump();
@@ -336,12 +440,37 @@ export class RenderPool {
     return { id: task.id, key: task.key, source, params: task.params, list: task.input.list };
   }
 
+  private release(task: Task): void {
+    const n = (this.running.get(task.tenant) ?? 1) - 1;
+    if (n > 0) this.running.set(task.tenant, n);
+    else this.running.delete(task.tenant);
+  }
+
+  /**
+   * The next task to start: the first tenant in round-robin order that waits and is below its share of
+   * the workers; that tenant then goes last.
+   */
+  private next(): Task | undefined {
+    for (const [tenant, waiting] of this.queues) {
+      if ((this.running.get(tenant) ?? 0) >= this.perTenantWorkers) continue;
+      const task = waiting.shift()!;
+      this.queues.delete(tenant);
+      if (waiting.length > 0) this.queues.set(tenant, waiting);
+      this.queued--;
+      clearTimeout(task.deadline);
+      this.running.set(tenant, (this.running.get(tenant) ?? 0) + 1);
+      return task;
+    }
+    return undefined;
+  }
+
   /** Starts queued tasks on free workers, each on its template's own worker when that one is free. */
   private pump(): void {
-    while (this.queue.length > 0) {
+    while (this.queued > 0) {
       const free = this.slots.filter((s) => s.ready && !s.task);
       if (free.length === 0) return;
-      const task = this.queue.shift()!;
+      const task = this.next();
+      if (!task) return;
       const home = hash(`${task.key.accountId}\u0000${task.key.templateId}`) % this.slots.length;
       const slot = free.find((s) => s.index === home) ?? free[0]!;
       slot.task = task;

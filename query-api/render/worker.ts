@@ -47,7 +47,12 @@ export type WorkerReply =
    * serialises it again.
    */
   | { id: number; answer: Uint8Array; stats: CacheStats }
-  | { id: number; error: { kind: 'render' | 'params' | 'internal'; reason: string }; stats: CacheStats };
+  | {
+      id: number;
+      /** logReason: the reason without param values (render errors only). */
+      error: { kind: 'render' | 'params' | 'internal'; reason: string; logReason?: string };
+      stats: CacheStats;
+    };
 
 const port = parentPort!;
 const options = workerData as WorkerOptions;
@@ -80,7 +85,7 @@ port.on('message', (task: WorkerTask) => {
   } catch (err) {
     const error =
       err instanceof TemplateRenderError
-        ? { kind: 'render' as const, reason: err.reason }
+        ? { kind: 'render' as const, reason: err.reason, logReason: err.logReason }
         : err instanceof ParamsTooLargeError
           ? { kind: 'params' as const, reason: err.reason }
           : // A stack overflow inside Handlebars, or a bug: the template is at fault as far as we know.

@@ -49,7 +49,8 @@ export class Catalog {
   private cache = new Map<string, Promise<unknown>>();
   /** Bumped on every invalidation, so a lookup that raced a write is not kept. */
   private epoch = 0;
-  private generation = -1;
+  /** The catalog table's fingerprint at the last poll (count, sum and max of arrival). */
+  private generation = '';
   /** Every user at its latest version, by id; reloaded after the catalog changes (see `user`). */
   private users: Promise<Map<number, UserRecord>> | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -63,14 +64,15 @@ export class Catalog {
   startPolling(intervalMs: number): void {
     const poll = async () => {
       try {
-        const [row] = await this.db.query<{ g: number }>(
-          'SELECT max(arrival) AS g FROM catalog',
-          {},
-          {
-            output_format_json_quote_64bit_integers: 0,
-          },
+        // A fingerprint of the table that any new row changes, whatever its arrival: each writer stamps
+        // arrival from its own clock, so max(arrival) alone missed a row stamped below the newest one (a
+        // writer whose clock is behind another's), e.g. a key revocation. count() changes with every
+        // insert; sum(arrival) (wrapping UInt64, compared as text) also when a background merge drops a
+        // replayed duplicate row while another row comes in. A merge alone only causes a spare refresh.
+        const [row] = await this.db.query<{ g: string }>(
+          "SELECT concat(toString(count()), ':', toString(sum(arrival)), ':', toString(max(arrival))) AS g FROM catalog",
         );
-        const g = row?.g ?? 0;
+        const g = row?.g ?? '';
         if (g !== this.generation) {
           this.generation = g;
           this.invalidate();

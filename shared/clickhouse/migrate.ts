@@ -88,6 +88,9 @@ const LOCK_TABLE = 'schema_migrations_lock';
 /** A holder that died keeps the lock at most this long; migrations are expected to take far less. */
 export const LOCK_LEASE_MS = 10 * 60_000;
 
+/** randomUUID()'s shape. */
+const OWNER = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 interface LockInfo {
   owner: string;
   expires: number;
@@ -159,9 +162,12 @@ async function readLock(db: Db): Promise<LockInfo | undefined> {
   if (!row) return undefined;
   try {
     const info = JSON.parse(row.comment) as Partial<LockInfo>;
-    if (typeof info.owner === 'string' && typeof info.expires === 'number') return info as LockInfo;
+    // The owner goes into RENAME/DROP statements: only the exact shape withMigrationLock writes (a
+    // lower-case UUID) is taken, never whatever else someone put in the comment.
+    if (typeof info.owner === 'string' && OWNER.test(info.owner) && Number.isSafeInteger(info.expires))
+      return info as LockInfo;
   } catch {
-    // A lock table without a readable comment is not ours to judge: treat it as held.
+    // A lock table without a readable comment is not ours to judge: treat it as held (as below).
   }
   return { owner: 'unknown', expires: Number.POSITIVE_INFINITY };
 }

@@ -170,4 +170,22 @@ export const MIGRATIONS: Migration[] = [
       `ALTER TABLE daily_sets_mv MODIFY QUERY ${DAILY_SETS_VIEW_QUERY}`,
     ],
   },
+  {
+    version: 5,
+    name: 'erasures',
+    statements: [
+      // The right to erasure (docs/lifecycle.md): one row when an erasure of a subscriber's activity
+      // on a list is decided (done = 0, the durable intent) and one when its raw rows are deleted and
+      // the list rebuilt (done = 1). Records of the pair timestamped up to erased_at that arrive later
+      // are not stored; an intent without its done row is finished at the next start.
+      `CREATE TABLE IF NOT EXISTS erasures (
+        list_id UInt64,
+        subscriber_id UInt64,
+        erased_at DateTime64(3, 'UTC'),
+        done UInt8,
+        at DateTime64(6, 'UTC') DEFAULT now64(6)
+      ) ENGINE = MergeTree
+      ORDER BY (list_id, subscriber_id, erased_at, done)`,
+    ],
+  },
 ];

@@ -1,11 +1,17 @@
 import { z } from 'zod';
 import { isValidTimeZone } from '../config.js';
-import { opaqueId, positiveId, version } from './fields.js';
+import { boundedJsonObject, opaqueId, positiveId, version } from './fields.js';
 
 export const CATALOG_TYPES = ['list', 'user', 'list_access', 'smtp_account', 'template', 'workflow'] as const;
 export type CatalogType = (typeof CATALOG_TYPES)[number];
 
 export const MAX_TEMPLATE_BYTES = 512 * 1024;
+/**
+ * What a template's `props` may be to be stored at all (docs/records.md "Catalog records"). Wider than
+ * the render limits (64 KiB of templated strings): props over those are stored and answer 17007.
+ */
+export const MAX_PROPS_DEPTH = 32;
+export const MAX_STORED_PROPS_BYTES = 512 * 1024;
 
 export const catalogSchemas = [
   z.object({
@@ -57,7 +63,7 @@ export const catalogSchemas = [
     content: z.string().refine((s) => Buffer.byteLength(s) <= MAX_TEMPLATE_BYTES, 'must be at most 512 KiB'),
     content_type: z.enum(['html', 'text']).default('html'),
     engine: z.literal('handlebars').default('handlebars'),
-    props: z.record(z.string(), z.unknown()).nullable().default(null),
+    props: boundedJsonObject(MAX_PROPS_DEPTH, MAX_STORED_PROPS_BYTES).nullable().default(null),
     deleted: z.boolean().default(false),
     version,
   }),

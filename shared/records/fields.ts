@@ -127,3 +127,39 @@ export const money = z.union([z.number(), z.string()]).transform((v, ctx) => {
 
 /** Catalog ordering: explicit version wins; without one, arrival order decides (see ARCHITECTURE.md). */
 export const version = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional();
+
+/**
+ * Nesting depth of a JSON value (a scalar is 0, `{}` and `[]` are 1), walked without recursion, or
+ * undefined as soon as it exceeds `max`. A client can send 100,000 nested arrays in 200 KB, which
+ * JSON.parse reads but any recursive walk (JSON.stringify included) overflows the stack on.
+ */
+export function jsonDepthWithin(value: unknown, max: number): number | undefined {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    const d = depth + 1;
+    if (d > max) return undefined;
+    if (d > deepest) deepest = d;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, d]);
+    }
+  }
+  return deepest;
+}
+
+/**
+ * A JSON object stored as JSON text (a template's `props`): nested at most `maxDepth` deep and at most
+ * `maxBytes` as JSON, checked here so that a record that passes validation can always be written.
+ */
+export const boundedJsonObject = (maxDepth: number, maxBytes: number) =>
+  z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
+    if (jsonDepthWithin(v, maxDepth) === undefined) {
+      ctx.addIssue({ code: 'custom', message: `nested more than ${maxDepth} deep` });
+      return;
+    }
+    const bytes = Buffer.byteLength(JSON.stringify(v));
+    if (bytes > maxBytes)
+      ctx.addIssue({ code: 'custom', message: `${bytes} bytes of JSON, over the ${maxBytes} byte limit` });
+  });

@@ -284,8 +284,9 @@ describe('dashboard in Chromium (demo tenant)', () => {
         expect(canvas.painted, `${name}: drawn pixels`).toBeGreaterThan(0);
       }
     }
-    expect(before.activity.legend).toEqual(['Date', 'Sends', 'Opens', 'Clicks']);
-    expect(before.revenue.legend).toEqual(['Date', 'RON', 'EUR']);
+    // The previous period is laid over the main line of each chart, dotted.
+    expect(before.activity.legend).toEqual(['Date', 'Sends', 'Opens', 'Clicks', 'Sends, previous period']);
+    expect(before.revenue.legend).toEqual(['Date', 'RON', 'EUR', 'RON, previous period']);
 
     await page.selectOption('#period', 'days:7');
     const today = todayIn('Europe/Bucharest');
@@ -326,10 +327,15 @@ describe('dashboard in Chromium (demo tenant)', () => {
         days: 30,
         workflow_ids: [w.workflow_id],
       });
-      const cells = await page.locator(`#wf tbody tr[data-key="${w.workflow_id}"] > *`).allInnerTexts();
-      expect(cells[0]).toBe(`${w.name} (#${w.workflow_id})`);
-      expect(cells[1]).toBe(int(sum(rows, 'sends_total')));
-      expect(cells[8]).toBe(cents(sumCents(rows, 'purchases_value_ron')));
+      // Cells by column (the table has the columns of the table of days, each value over its change).
+      const row = page.locator(`#wf tbody tr[data-key="${w.workflow_id}"]`);
+      expect(await row.locator('th').innerText()).toBe(`${w.name} (#${w.workflow_id})`);
+      expect(await row.locator('td[data-col="sends_total"] .v').innerText()).toBe(
+        int(sum(rows, 'sends_total')),
+      );
+      expect(await row.locator('td[data-col="purchases_value_ron"] .v').innerText()).toBe(
+        cents(sumCents(rows, 'purchases_value_ron')),
+      );
     }
   });
 
@@ -420,10 +426,11 @@ describe('dashboard in Chromium (demo tenant)', () => {
     await page.selectOption('#period', 'last-month');
     await loaded();
     const lastDay = shift(`${today.slice(0, 8)}01`, -1);
-    const len = Number(lastDay.slice(8));
+    // Compared with the whole month before it, whatever its length.
+    const monthBeforeEnd = shift(`${lastDay.slice(0, 8)}01`, -1);
     await expectShownEqualsApi(
       { list_id: 1, month: lastDay.slice(0, 7) },
-      { list_id: 1, start_date: shift(lastDay, -(2 * len) + 1), stop_date: shift(lastDay, -len) },
+      { list_id: 1, start_date: `${monthBeforeEnd.slice(0, 8)}01`, stop_date: monthBeforeEnd },
     );
 
     await page.selectOption('#period', 'custom');
@@ -439,7 +446,7 @@ describe('dashboard in Chromium (demo tenant)', () => {
     );
   });
 
-  it('a custom range the API refuses shows the API’s 406 message', async () => {
+  it('a reversed custom range is refused in the page, before the API is called (the API refuses it too)', async () => {
     const today = todayIn('Europe/Bucharest');
     const answer = await api('automation.stats', {
       list_id: 1,
@@ -447,10 +454,21 @@ describe('dashboard in Chromium (demo tenant)', () => {
       stop_date: shift(today, -3),
     });
     expect(answer.code).toBe(406);
+    const calls: string[] = [];
+    const count = (r: { url(): string }) => {
+      if (r.url().endsWith('/automation.stats.json')) calls.push(r.url());
+    };
+    page.on('request', count);
     await page.fill('#start', today);
     await page.fill('#stop', shift(today, -3));
     await page.locator('#stop').dispatchEvent('change');
-    await expect.poll(() => page.locator('#error').textContent()).toBe(`${answer.message} (code 406)`);
+    await expect
+      .poll(() => page.locator('#error').textContent())
+      .toBe(
+        `The end date ${shift(today, -3)} is before the start date ${today}: pick an end on or after the start.`,
+      );
+    page.off('request', count);
+    expect(calls).toEqual([]);
     await page.selectOption('#period', 'days:30');
     await loaded();
   });

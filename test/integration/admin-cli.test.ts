@@ -8,7 +8,7 @@ import { startTestService, type TestService } from '../support/service.js';
 
 const root = resolve(import.meta.dirname, '../..');
 
-function admin(args: string[], env: Record<string, string> = {}) {
+function admin(args: string[], env: Record<string, string> = {}, stdin?: string) {
   return new Promise<{ code: number | null; out: string; err: string }>((ok) => {
     const child = execFile(
       process.execPath,
@@ -16,6 +16,7 @@ function admin(args: string[], env: Record<string, string> = {}) {
       { cwd: root, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, timeout: 60_000 },
       (_e, stdout, stderr) => ok({ code: child.exitCode, out: stdout, err: stderr }),
     );
+    child.stdin?.end(stdin ?? '');
   });
 }
 
@@ -52,30 +53,39 @@ describe('admin CLI through POST /ingest', () => {
     expect((await service.call(path)).status).toBe(403);
   }, 300_000);
 
-  it('a given key works, and adding the user again with a new key rotates it', async () => {
+  it('a given key works, and adding the user again with a new key rotates it (with --replace)', async () => {
     await admin(['list', 'add', '--id', '72'], env);
-    await admin(['grant', '--user', '7002', '--list', '72'], env);
     const a = 'first-key-0123456789';
     const b = 'second-key-0123456789';
-    expect(await admin(['user', 'add', '--id', '7002', '--key', a], env)).toMatchObject({
+    expect(await admin(['user', 'add', '--id', '7002', '--key-stdin'], env, `${a}\n`)).toMatchObject({
       code: 0,
       out: 'user 7002 saved.\n',
     });
+    await admin(['grant', '--user', '7002', '--list', '72'], env);
     const at = (key: string) =>
       service.call(`/api/1.2/rest/7002/${key}/automation.stats.json?list_id=72&days=7`);
     expect((await at(a)).status).toBe(200);
-    await admin(['user', 'add', '--id', '7002', '--key', b], env);
+    const again = await admin(['user', 'add', '--id', '7002', '--key-stdin'], env, b);
+    expect(again.code).toBe(1);
+    expect(again.err).toMatch(/user 7002 already exists.*--replace/s);
+    expect((await at(b)).status).toBe(403);
+    expect((await at(a)).status).toBe(200);
+    const replaced = await admin(['user', 'add', '--id', '7002', '--key-stdin', '--replace'], env, b);
+    expect(replaced).toMatchObject({ code: 0 });
+    expect(replaced.out).toMatch(/user 7002 saved; its previous api key no longer works/);
     expect((await at(b)).status).toBe(200);
     expect((await at(a)).status).toBe(403);
   }, 300_000);
 
   it('never prints a given key; refuses bad input before sending (exit 2)', async () => {
-    const r = await admin(['user', 'add', '--id', '7003', '--key', 'secret-key-0123456789'], env);
+    const file = join(mkdtempSync(join(tmpdir(), 'mailstats-key-')), 'key');
+    writeFileSync(file, 'secret-key-0123456789\n', { mode: 0o600 });
+    const r = await admin(['user', 'add', '--id', '7003', '--key-file', file], env);
     expect(r.code).toBe(0);
     expect(r.out + r.err).not.toContain('secret-key-0123456789');
     const bad = await admin(['user', 'add', '--id', '1'], env);
     expect(bad).toMatchObject({ code: 2 });
-    expect(bad.err).toMatch(/exactly one of --key KEY or --generate-key/);
+    expect(bad.err).toMatch(/give one of --generate-key, --key-stdin, --key-file PATH or MAILSTATS_API_KEY/);
     expect((await admin(['grant', '--user', '1', '--list', '1', '--bogus'], env)).code).toBe(2);
     expect((await admin(['--help'])).out).toMatch(/user add --id N/);
   }, 180_000);
@@ -98,6 +108,108 @@ describe('admin CLI through POST /ingest', () => {
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/POST \/ingest answered 401/);
   }, 180_000);
+});
+
+describe('admin CLI: keys never in argv (issue 19)', () => {
+  it('--key is refused, saying why and what to use; nothing is sent', async () => {
+    const r = await admin(['user', 'add', '--id', '7010', '--key', 'argv-key-0123456789'], env);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--key is not taken: .*process list.*shell history/);
+    expect(r.err).toMatch(/--generate-key.*--key-stdin.*--key-file PATH.*MAILSTATS_API_KEY/);
+    expect(r.err).not.toContain('argv-key-0123456789');
+    expect((await service.call('/api/1.2/rest/7010/argv-key-0123456789/list.all.json')).status).toBe(403);
+  }, 180_000);
+
+  it('the key from MAILSTATS_API_KEY works; two sources at once are refused', async () => {
+    const key = 'env-key-0123456789abc';
+    expect(await admin(['user', 'add', '--id', '7011'], { ...env, MAILSTATS_API_KEY: key })).toMatchObject({
+      code: 0,
+      out: 'user 7011 saved.\n',
+    });
+    expect((await service.call(`/api/1.2/rest/7011/${key}/list.all.json`)).status).toBe(200);
+    const both = await admin(['user', 'add', '--id', '7012', '--generate-key'], {
+      ...env,
+      MAILSTATS_API_KEY: key,
+    });
+    expect(both.code).toBe(2);
+    expect(both.err).toMatch(/MAILSTATS_API_KEY.*--generate-key/);
+  }, 180_000);
+
+  it('an empty stdin or a missing key file is a clear error', async () => {
+    const empty = await admin(['user', 'add', '--id', '7013', '--key-stdin'], env, '');
+    expect(empty).toMatchObject({ code: 2 });
+    expect(empty.err).toMatch(/--key-stdin: no key on standard input/);
+    const missing = await admin(['user', 'add', '--id', '7013', '--key-file', '/nonexistent/k'], env);
+    expect(missing).toMatchObject({ code: 2 });
+    expect(missing.err).toMatch(/--key-file: cannot read \/nonexistent\/k/);
+  }, 180_000);
+});
+
+describe('admin CLI: what it tells the operator', () => {
+  it('grant naming an unknown user and list fails, naming both; --force stores it anyway', async () => {
+    const r = await admin(['grant', '--user', '999999', '--list', '77'], env);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/user 999999 and list 77 are not known to the service/);
+    expect(r.err).toMatch(/--force/);
+    expect((await admin(['grants', '--user', '999999'], env)).out).not.toMatch(/999999/);
+    await admin(['list', 'add', '--id', '78'], env);
+    const oneUnknown = await admin(['grant', '--user', '999999', '--list', '78'], env);
+    expect(oneUnknown.code).toBe(1);
+    expect(oneUnknown.err).toMatch(/user 999999 is not known to the service/);
+    const forced = await admin(['grant', '--user', '999999', '--list', '77', '--force'], env);
+    expect(forced).toMatchObject({ code: 0 });
+    expect(forced.out).toMatch(/user 999999 may now read list 77 \(once user 999999 and list 77 exist\)/);
+  }, 300_000);
+
+  it('users, lists and grants list what the service knows (never a key or its digest)', async () => {
+    await admin(['list', 'add', '--id', '81', '--name', 'Shop 81', '--currency', 'EUR'], env);
+    const created = await admin(['user', 'add', '--id', '8101', '--generate-key'], env);
+    await admin(['grant', '--user', '8101', '--list', '81'], env);
+    const users = await admin(['users'], env);
+    expect(users.code).toBe(0);
+    expect(users.out).toMatch(/^user_id\s+active$/m);
+    expect(users.out).toMatch(/^8101\s+yes$/m);
+    expect(users.out).not.toMatch(/[0-9a-f]{40}/);
+    expect(users.out + created.err).not.toContain(/: ([0-9a-f]{40})$/m.exec(created.out)![1]!);
+    const lists = await admin(['lists'], env);
+    expect(lists.out).toMatch(/^81\s+Shop 81\s+Europe\/Bucharest\s+EUR\s+ro-RO$/m);
+    const grants = await admin(['grants', '--list', '81'], env);
+    expect(grants.out.trim().split('\n')).toEqual([
+      expect.stringMatching(/^user_id\s+list_id$/),
+      expect.stringMatching(/^8101\s+81$/),
+    ]);
+    await admin(['grant', '--user', '8101', '--list', '81', '--revoke'], env);
+    expect((await admin(['grants', '--list', '81'], env)).out).not.toMatch(/^8101/m);
+  }, 300_000);
+
+  it('the catalog read needs the ingest token', async () => {
+    const res = await fetch(`${service.url}/ingest/catalog`);
+    expect(res.status).toBe(401);
+    const bad = await fetch(`${service.url}/ingest/catalog?user=x`, {
+      headers: { authorization: 'Bearer test-ingest-token' },
+    });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { message: string }).message).toMatch(/user/);
+  });
+
+  it('a 401 suggests restarting after token rotate; an unreachable service suggests --url and PORT', async () => {
+    const denied = await admin(['list', 'add', '--id', '74'], { ...env, INGEST_TOKEN: 'wrong-token' });
+    expect(denied.code).toBe(1);
+    expect(denied.err).toMatch(/token rotate.*restart/s);
+    const away = await admin(['lists'], { INGEST_TOKEN: 't', MAILSTATS_URL: 'http://127.0.0.1:9' });
+    expect(away.code).toBe(1);
+    expect(away.err).toMatch(
+      /cannot reach mailstats at http:\/\/127\.0\.0\.1:9.*--url URL.*MAILSTATS_URL.*PORT/s,
+    );
+  }, 180_000);
+
+  it('a command group alone prints its help', async () => {
+    const user = await admin(['user']);
+    expect(user.code).toBe(2);
+    expect(user.out).toMatch(/^\s*user add --id N/m);
+    expect(user.out).not.toMatch(/token rotate/);
+    expect((await admin(['token'])).out).toMatch(/token rotate/);
+  }, 120_000);
 });
 
 describe('token rotate', () => {

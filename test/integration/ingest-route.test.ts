@@ -358,3 +358,62 @@ describe('an NDJSON body whose first line is not a record object (§3.3)', () =>
     expect((await day(DATE)).map((r) => r.sends_total)).toEqual([4]);
   });
 });
+
+describe('a template whose props cannot be stored (issue 19 B)', () => {
+  const DATE = '2025-06-12';
+  /** 20,000 nested arrays (~40 KB): JSON.parse reads it, JSON.stringify overflows the stack. */
+  const DEEP_PROPS = '{"a":' + '['.repeat(20_000) + ']'.repeat(20_000) + '}';
+
+  it('is that line’s rejection naming the depth; the other records of the body are stored', async () => {
+    const deepLine = `{"type":"template","template_id":"deep","account_id":"acc-deep","content":"x","props":${DEEP_PROPS}}`;
+    const body = [
+      JSON.stringify({
+        type: 'smtp_account',
+        account_id: 'acc-deep',
+        list_id: LIST,
+        active: true,
+        is_default: true,
+      }),
+      deepLine,
+      JSON.stringify({
+        type: 'template',
+        template_id: 'fine',
+        account_id: 'acc-deep',
+        content: 'Hi {{n}}',
+        props: { s: '{{n}}' },
+      }),
+      JSON.stringify(send('deep-props-1', DATE, 1)),
+    ];
+    const res = await post(body.join('\n'), { ...auth, 'content-type': 'application/x-ndjson' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.accepted).toBe(3);
+    expect(res.body.rejected).toHaveLength(1);
+    expect(res.body.rejected[0].line).toBe(2);
+    expect(res.body.rejected[0].reason).toMatch(/^props: nested more than 32 deep/);
+    expect((await day(DATE)).map((r) => r.sends_total)).toEqual([1]);
+    const render = await svc.call(
+      `/api/1.2/rest/${USER}/${KEY}/transactional.templateRender.json?list_id=${LIST}&template_id=fine&params=${encodeURIComponent('{"n":7}')}`,
+    );
+    expect(render.status, JSON.stringify(render.body)).toBe(200);
+    expect(render.body).toMatchObject({ content: 'Hi 7', props: { s: '7' } });
+  });
+
+  it('props over 512 KiB of JSON are refused too; 32 levels are taken', async () => {
+    let ok: unknown = 'x';
+    for (let i = 0; i < 31; i++) ok = { k: ok };
+    const big = { s: 'y'.repeat(512 * 1024) };
+    const body = [
+      { type: 'template', template_id: 'deep32', account_id: 'acc-deep', content: 'x', props: ok },
+      { type: 'template', template_id: 'big', account_id: 'acc-deep', content: 'x', props: big },
+    ];
+    const res = await post(body.map((r) => JSON.stringify(r)).join('\n'), {
+      ...auth,
+      'content-type': 'application/x-ndjson',
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.accepted).toBe(1);
+    expect(res.body.rejected).toEqual([
+      { line: 2, reason: expect.stringMatching(/^props: \d+ bytes of JSON, over the 524288 byte limit$/) },
+    ]);
+  });
+});

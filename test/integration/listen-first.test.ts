@@ -58,6 +58,9 @@ describe('ClickHouse unreachable at start: the listener answers while the servic
       if (!health) await new Promise((r) => setTimeout(r, 100));
     }
     expect(health?.status, run.output()).toBe(200);
+    // The listener answered before ClickHouse was reached: start-up is still waiting for it.
+    for (let i = 0; i < 100 && !/waiting for ClickHouse/.test(run.output()); i++)
+      await new Promise((r) => setTimeout(r, 100));
     expect(run.output()).toMatch(/waiting for ClickHouse/);
 
     const ready = await get(`${base}/readyz`);

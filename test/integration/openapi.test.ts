@@ -170,6 +170,75 @@ describe('OpenAPI document', () => {
     });
   });
 
+  it('swagger-ui has nothing to warn about: no jsonSchemaDialect other than its default', () => {
+    // swagger-ui 5 shows a red "Warning" box for any jsonSchemaDialect but OpenAPI 3.1's own default
+    // (its selectJsonSchemaDialectDefault), which applies anyway when the field is absent.
+    expect([undefined, 'https://spec.openapis.org/oas/3.1/dialect/base']).toContain(
+      (doc as { jsonSchemaDialect?: string }).jsonSchemaDialect,
+    );
+  });
+
+  it('every parameter has a description and an example that its schema accepts', () => {
+    let checked = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const method of ['get', 'post'] as const) {
+        const op = item[method];
+        if (!op) continue;
+        const params = [...(item.parameters ?? []), ...(op.parameters ?? [])] as {
+          name: string;
+          description?: string;
+          example?: unknown;
+          schema: object;
+        }[];
+        for (const p of params) {
+          const where = `${method.toUpperCase()} ${path} ${p.name}`;
+          expect(p.description?.trim().length ?? 0, `${where}: description`).toBeGreaterThan(10);
+          expect(p.example, `${where}: example`).toBeDefined();
+          const validate = ajv.compile({ ...p.schema, components: doc.components });
+          expect(validate(p.example), `${where}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+          // A readable type: one JSON type, not a union swagger-ui prints as "(integer | string) | …".
+          expect(JSON.stringify(p.schema), where).not.toMatch(/"(anyOf|oneOf)"/);
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(40);
+  });
+
+  it('requests and answers carry examples that their schemas accept', () => {
+    for (const op of [
+      'automation.stats',
+      'transactional.templateRender',
+      'list.all',
+      'automation.workflows',
+      'transactional.templates',
+    ]) {
+      const item = doc.paths[base(op)]!;
+      const body = item.post.requestBody.content['application/json'];
+      expect(body.example, `${op} request example`).toBeDefined();
+      const params = ajv.compile({ ...body.schema, components: doc.components });
+      expect(params(body.example), `${op} request: ${ajv.errorsText(params.errors)}`).toBe(true);
+      for (const method of ['get', 'post'] as const) {
+        for (const [status, response] of Object.entries(item[method].responses) as [string, any][]) {
+          const content = response.content['application/json'];
+          expect(content.example, `${method} ${op} ${status} example`).toBeDefined();
+          const validate = ajv.compile({ ...content.schema, components: doc.components });
+          expect(validate(content.example), `${op} ${status}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+        }
+      }
+    }
+    const ingest = doc.paths['/ingest']!.post;
+    expect(ingest.requestBody.content['application/x-ndjson'].example).toMatch(/"type":"send"/);
+    expect(ingest.responses['200'].content['application/json'].example).toMatchObject({ accepted: 2 });
+  });
+
+  it('GET /ingest/catalog (the admin CLI read) is documented, behind the ingest token', () => {
+    const op = doc.paths['/ingest/catalog']!.get;
+    expect(op.security).toEqual([{ ingestToken: [] }]);
+    expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(['user', 'list']);
+    expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '401']);
+  });
+
   it('automation.stats answers match the documented schemas (200, 400/407, 400/406, 403/101)', async () => {
     const days = await expectDocumented('automation.stats', { list_id: LIST, days: 3 }, 200);
     expect(days.length).toBeGreaterThan(0);

@@ -41,16 +41,20 @@ describe('dashboard period presets', () => {
     expect(p.previous.params).toEqual({ start_date: '2026-02-28', stop_date: '2026-02-28' });
   });
 
-  it('last month → month=YYYY-MM, the whole month, across a year end and a leap February', () => {
+  it('last month → month=YYYY-MM, the whole month, compared with the whole month before, across a year end and a leap February', () => {
     const jan = resolvePreset({ kind: 'last-month' }, '2027-01-15');
     expect(jan.params).toEqual({ month: '2026-12' });
     expect([jan.from, jan.to]).toEqual(['2026-12-01', '2026-12-31']);
-    expect(jan.previous.params).toEqual({ start_date: '2026-10-31', stop_date: '2026-11-30' });
+    expect(jan.previous.params).toEqual({ start_date: '2026-11-01', stop_date: '2026-11-30' });
 
     const mar = resolvePreset({ kind: 'last-month' }, '2028-03-31');
     expect(mar.params).toEqual({ month: '2028-02' });
     expect([mar.from, mar.to]).toEqual(['2028-02-01', '2028-02-29']);
-    expect(mar.previous).toMatchObject({ from: '2028-01-03', to: '2028-01-31' });
+    expect(mar.previous).toMatchObject({ from: '2028-01-01', to: '2028-01-31' });
+
+    // March (31 days) against February (28), not against the 31 days before the 1st.
+    const apr = resolvePreset({ kind: 'last-month' }, '2027-04-10');
+    expect(apr.previous).toMatchObject({ from: '2027-02-01', to: '2027-02-28' });
   });
 
   it('custom → start_date/stop_date as picked, compared with the same length before', () => {

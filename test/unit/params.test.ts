@@ -138,6 +138,21 @@ describe('optionalIdList: every encoding of workflow_ids (docs/api.md "Parameter
       expectInvalid(() => ids(v), 'workflow_ids');
     },
   );
+  it('a deeply nested item → 406 naming its type, not a 500 (the item is not stringified)', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(expectInvalid(() => ids([deep]), 'workflow_ids')).toBe('an array is not a positive integer');
+    // The same sent as JSON text in the param (JSON.parse copes with the depth).
+    const text = '['.repeat(100_000) + ']'.repeat(100_000);
+    expect(expectInvalid(() => ids(`[${text}]`), 'workflow_ids')).toBe('an array is not a positive integer');
+    expect(expectInvalid(() => ids([{ a: 1 }]), 'workflow_ids')).toBe('an object is not a positive integer');
+    expect(expectInvalid(() => ids([true]), 'workflow_ids')).toBe('true is not a positive integer');
+    // Scalars are still quoted, a long string only in part.
+    expect(expectInvalid(() => ids('1,x,3'), 'workflow_ids')).toBe('"x" is not a positive integer');
+    expect(expectInvalid(() => ids(['y'.repeat(500)]), 'workflow_ids')).toBe(
+      `"${'y'.repeat(40)}…" (500 characters) is not a positive integer`,
+    );
+  });
 });
 
 describe('optionalDate', () => {

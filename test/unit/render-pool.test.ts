@@ -19,7 +19,7 @@ import {
   MAX_SUBEXPRESSION_DEPTH,
   templateLimitProblem,
 } from '../../shared/template-limits.js';
-import { RenderPool } from '../../query-api/render/pool.js';
+import { RenderBusyError, RenderPool } from '../../query-api/render/pool.js';
 
 const RO: ListContext = { locale: 'ro-RO', timeZone: 'Europe/Bucharest', currency: 'RON' };
 const NBSP = '\u00a0';
@@ -372,4 +372,107 @@ describe('api12Route: a JsonAnswer is sent byte for byte as res.json would send 
       await new Promise((r) => server.close(r));
     }
   });
+});
+
+describe('RenderPool: queue bounds and per-user shares (docs/api.md, render limits)', () => {
+  /**
+   * ≥ 1 s on a worker: a render loop the time limit ends (17007). It writes nothing, so it is the CPU
+   * limit that ends it, never the memory limit (which could end it sooner).
+   */
+  const busy = () =>
+    template(
+      '{{#each items}}{{#each @root.items}}{{#each @root.items}}{{#each @root.items}}{{/each}}{{/each}}{{/each}}{{/each}}',
+    );
+  const items = Array.from({ length: 200 }, (_, i) => i);
+  const heavy = (user: string) => ({ template: busy(), params: { items }, list: RO, tenant: user });
+  const light = (user: string, i = 0) => ({
+    template: template('light {{i}}'),
+    params: { i },
+    list: RO,
+    tenant: user,
+  });
+  const settle = (p: Promise<unknown>) =>
+    p.then(
+      (v) => ({ ok: true as const, v, at: performance.now() }),
+      (e: Error) => ({ ok: false as const, e, at: performance.now() }),
+    );
+
+  it('one user holds at most half of the workers; another user is served at once', async () => {
+    const pool = new RenderPool({ size: 2 });
+    try {
+      await pool.ready();
+      const a = [1, 2, 3].map(() => settle(pool.render(heavy('a'))));
+      // Two workers, but user a may hold only one: one runs, two wait although a worker is free.
+      expect(pool.stats()).toMatchObject({ busy: 1, queued: 2 });
+      const b = await settle(pool.render(light('b')));
+      expect(b.ok && (b.v as { content: string }).content).toBe('light 0');
+      const [a1] = await Promise.all(a);
+      // b did not wait for a's first render (which the 1 s limit ends).
+      expect(b.at).toBeLessThan(a1!.at);
+      expect(a1!.ok).toBe(false);
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
+  it('takes the next task round-robin across users, not first-come', async () => {
+    const pool = new RenderPool({ size: 2 });
+    try {
+      await pool.ready();
+      const order: string[] = [];
+      const track = (p: Promise<unknown>, name: string) => p.then(() => order.push(name));
+      // a holds one worker with a heavy task; b queues four light ones, then c one.
+      const a = settle(pool.render(heavy('a')));
+      const bs = [0, 1, 2, 3].map((i) => track(pool.render(light('b', i)), `b${i}`));
+      const c = track(pool.render(light('c')), 'c');
+      await Promise.all([...bs, c]);
+      // b's cap is one worker, so b and c alternate on the free one: c is not last behind all of b.
+      expect(order.indexOf('c')).toBeLessThan(order.indexOf('b3'));
+      await a;
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
+  it('a full queue refuses at once with reason queue_full; another user still finds room', async () => {
+    const pool = new RenderPool({ size: 2, queueLength: 4, queueDeadlineMs: 60_000 });
+    try {
+      await pool.ready();
+      // a: one running, then at most half the queue (2) waiting; the next is refused.
+      const a = [1, 2, 3].map(() => settle(pool.render(heavy('a'))));
+      const refused = await settle(pool.render(heavy('a')));
+      expect(refused.ok).toBe(false);
+      const err = (refused as { e: Error }).e;
+      expect(err).toBeInstanceOf(RenderBusyError);
+      expect((err as RenderBusyError).reason).toBe('queue_full');
+      expect((err as RenderBusyError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+      expect(pool.stats().rejected).toEqual({ queue_full: 1, deadline: 0 });
+      const b = await settle(pool.render(light('b')));
+      expect(b.ok).toBe(true);
+      await pool.close();
+      await Promise.all(a);
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
+  it('a task that waited past the queue deadline is refused with reason deadline', async () => {
+    const pool = new RenderPool({ size: 2, queueDeadlineMs: 200 });
+    try {
+      await pool.ready();
+      const first = settle(pool.render(heavy('a')));
+      const second = await settle(pool.render(heavy('a')));
+      expect(second.ok).toBe(false);
+      const err = (second as { e: Error }).e as RenderBusyError;
+      expect(err).toBeInstanceOf(RenderBusyError);
+      expect(err.reason).toBe('deadline');
+      expect(err.message).toBe('Service unavailable: render workers busy');
+      // Refused while the first still ran (it runs ≥ 1 s): the deadline, not the first's end, decided.
+      const done = await first;
+      expect(second.at).toBeLessThan(done.at);
+      expect(pool.stats().rejected).toEqual({ queue_full: 0, deadline: 1 });
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
 });

@@ -1,0 +1,98 @@
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createClient } from '@clickhouse/client';
+import { adminPost } from './admin-http.js';
+import { UsageError } from './commands.js';
+import {
+  BackupRequestError,
+  checkBackupPath,
+  readManifest,
+  restoreDatabase,
+} from '../shared/clickhouse/backup.js';
+import { Db, openChdb, openDb } from '../shared/clickhouse/client.js';
+import { loadConfig } from '../shared/config.js';
+import { createLogger } from '../shared/log.js';
+
+/** `backup DIR` (docs/lifecycle.md): the running service copies its store into DIR, a point in time. */
+export async function backup(dir: string | undefined, url: string): Promise<number> {
+  if (!dir) throw new UsageError('backup: give the directory to write the backup into');
+  const done = await adminPost<{ dir: string; schema_version: number; seconds: number }>(url, '/backup', {
+    dir: resolve(dir),
+  });
+  console.log(
+    `backup written to ${done.dir} (schema version ${done.schema_version}, ${done.seconds.toFixed(1)} s)`,
+  );
+  return 0;
+}
+
+/**
+ * `restore DIR` (service stopped): fills an empty DATA_DIR from a backup; refuses a non-empty one, a
+ * directory that is not a backup, and a backup of a newer schema. Nothing is left half-done: a
+ * failed restore removes what it wrote.
+ */
+export async function restore(dir: string | undefined): Promise<number> {
+  if (!dir) throw new UsageError('restore: give the backup directory to restore from');
+  const config = loadConfig();
+  const source = resolve(dir);
+  if (config.CLICKHOUSE_URL) return restoreOnServer(config, source);
+  let manifest;
+  try {
+    checkBackupPath(source, config.BACKUP_ROOT);
+    manifest = readManifest(source);
+  } catch (err) {
+    if (err instanceof BackupRequestError) throw new UsageError(`restore: ${err.message}`);
+    throw err;
+  }
+  const target = resolve(config.DATA_DIR);
+  const existed = existsSync(target);
+  if (existed && readdirSync(target).length > 0)
+    throw new UsageError(
+      `restore: DATA_DIR ${target} is not empty; restore fills an empty data directory (stop the service, ` +
+        'move the old directory away or point DATA_DIR at a new one)',
+    );
+  mkdirSync(target, { recursive: true });
+  const { chdb, session } = await openChdb(target, config.BACKUP_ROOT);
+  const client = createClient({ connection: chdb as never });
+  const db = new Db(client, 'embedded', chdb, undefined, session);
+  try {
+    await restoreDatabase(db, config.CLICKHOUSE_DATABASE, source);
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    // Nothing half-done: the data directory goes back to empty.
+    for (const f of readdirSync(target)) rmSync(resolve(target, f), { recursive: true, force: true });
+    if (!existed) rmSync(target, { recursive: true, force: true });
+    throw new Error(`restore failed; ${target} is empty again: ${(err as Error).message}`, { cause: err });
+  }
+  await db.close();
+  console.log(
+    `restored ${source} (schema version ${manifest.schema_version}, taken ${manifest.created_at}) into ${target}; ` +
+      'start mailstats on it (tokens not set in the environment are generated anew)',
+  );
+  return 0;
+}
+
+/** With CLICKHOUSE_URL: ClickHouse's own RESTORE, into a database that holds no tables. */
+async function restoreOnServer(config: ReturnType<typeof loadConfig>, source: string): Promise<number> {
+  const db = await openDb(config, createLogger('warn'));
+  try {
+    const [row] = await db.query<{ n: number }>(
+      'SELECT count() AS n FROM system.tables WHERE database = currentDatabase()',
+      {},
+      { output_format_json_quote_64bit_integers: 0 },
+    );
+    if ((row?.n ?? 0) > 0)
+      throw new UsageError(
+        `restore: database ${config.CLICKHOUSE_DATABASE} on ${config.CLICKHOUSE_URL} is not empty; restore into a new database (CLICKHOUSE_DATABASE)`,
+      );
+    // The server reads the backup from its own disk: DIR is a path on the server (its backups.allowed_path).
+    await db.command(
+      `RESTORE DATABASE ${config.CLICKHOUSE_DATABASE} FROM File('${source.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}')`,
+      {},
+      { allow_non_empty_tables: 0 },
+    );
+  } finally {
+    await db.close();
+  }
+  console.log(`restored ${source} into ${config.CLICKHOUSE_DATABASE} on ${config.CLICKHOUSE_URL}`);
+  return 0;
+}

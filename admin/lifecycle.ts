@@ -1,0 +1,72 @@
+import { adminToken } from './admin-http.js';
+import { backup, restore } from './backup.js';
+import { UsageError } from './commands.js';
+import { dlqExport, dlqStats } from './dlq.js';
+import { erase } from './erase.js';
+import { importFiles } from './import.js';
+
+/** The data's life cycle commands (docs/lifecycle.md), dispatched from cli.ts. */
+
+export const LIFECYCLE_HELP = `
+The data's life cycle (docs/lifecycle.md); authorised by ADMIN_TOKEN, else DATA_DIR/admin-token:
+  import [--resume] FILE…            .ndjson/.jsonl, .json (an array), .csv, each optionally .gz;
+                                     - = NDJSON on stdin. Rejections go to FILE.rejected.ndjson
+  erase --list N --subscriber S      erase a subscriber's activity on a list (or --file F of
+                                     list_id,subscriber_id lines)
+  backup DIR                         a point-in-time copy of the running service's store
+  restore DIR                        (service stopped) fill an empty DATA_DIR from a backup
+  dlq export [--reason TEXT] [--since TIME] [FILE]   dead letters as NDJSON (Kafka mode)
+  dlq stats                          dead letters counted by reason`;
+
+export const LIFECYCLE_OPTIONS = {
+  resume: { type: 'boolean' },
+  subscriber: { type: 'string' },
+  file: { type: 'string' },
+  reason: { type: 'string' },
+  since: { type: 'string' },
+  'chunk-records': { type: 'string' },
+} as const;
+
+type Values = Partial<Record<string, string | boolean | undefined>>;
+const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+
+/** Runs a life cycle command and gives its exit status, or undefined when the command is not one. */
+export async function runLifecycle(
+  positionals: string[],
+  values: Values,
+  url: string,
+): Promise<number | undefined> {
+  const [command, ...rest] = positionals;
+  // The token first: without one nothing is read or sent (restore needs none: it works on DATA_DIR).
+  if (['import', 'erase', 'backup', 'dlq'].includes(command ?? '')) adminToken();
+  switch (command) {
+    case 'import': {
+      const chunk = str(values['chunk-records']);
+      const chunkRecords = chunk === undefined ? undefined : Number(chunk);
+      if (chunkRecords !== undefined && !(Number.isSafeInteger(chunkRecords) && chunkRecords > 0))
+        throw new UsageError('--chunk-records must be a positive integer');
+      return importFiles(rest, { url, resume: values.resume === true, chunkRecords });
+    }
+    case 'erase':
+      if (rest.length > 0)
+        throw new UsageError(`erase takes no positional arguments (got "${rest.join(' ')}")`);
+      return erase(
+        { list: str(values.list), subscriber: str(values.subscriber), file: str(values.file) },
+        url,
+      );
+    case 'backup':
+      if (rest.length > 1) throw new UsageError('backup takes one directory');
+      return backup(rest[0], url);
+    case 'restore':
+      if (rest.length > 1) throw new UsageError('restore takes one directory');
+      return restore(rest[0]);
+    case 'dlq': {
+      const filter = { reason: str(values.reason), since: str(values.since) };
+      if (rest[0] === 'export') return dlqExport(filter, rest[1], url);
+      if (rest[0] === 'stats') return dlqStats(filter, url);
+      throw new UsageError('dlq: give export or stats');
+    }
+    default:
+      return undefined;
+  }
+}

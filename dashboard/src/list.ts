@@ -1,0 +1,78 @@
+import { callApi, type AccountEntry, type WorkflowEntry } from './api.js';
+import { showCustomInputs } from './controls.js';
+import { $, el } from './dom.js';
+import { reload } from './load.js';
+import { setState, setStatus, showFailure } from './results.js';
+import { messageOf } from './dom.js';
+import { state } from './state.js';
+import { renderAccountChoices } from './templates.js';
+import type { View } from './url-state.js';
+
+/** The list chosen, and its workflows to tick; a view from the page's address applied on top. */
+/** `view`: the filters to apply after a sign-in (from the page's address); a list change keeps them. */
+export async function selectList(listId: string, view?: View): Promise<void> {
+  const list = state.lists.find((l) => l.list_id === listId);
+  if (!list || !state.session) return;
+  state.list = list;
+  $<HTMLSelectElement>('list').value = list.list_id;
+  const meta = $('list-meta');
+  meta.textContent = `${list.list_name} · list #${list.list_id} · time zone ${list.timezone} · currency ${list.currency}`;
+  meta.hidden = false;
+  const seq = ++state.seq;
+  setStatus('Loading the list…', true);
+  setState('loading');
+  try {
+    const [workflows, accounts] = await Promise.all([
+      callApi<WorkflowEntry[]>(state.session, 'automation.workflows', { list_id: Number(list.list_id) }),
+      callApi<AccountEntry[]>(state.session, 'transactional.templates', { list_id: Number(list.list_id) }),
+    ]);
+    if (seq !== state.seq) return;
+    state.workflows = workflows;
+    state.accounts = accounts;
+    renderWorkflowChoices();
+    renderAccountChoices();
+  } catch (err) {
+    if (seq !== state.seq) return;
+    state.workflows = [];
+    state.accounts = [];
+    renderWorkflowChoices();
+    renderAccountChoices();
+    showFailure(messageOf(err), undefined);
+    return;
+  }
+  if (view) applyView(view);
+  await reload();
+}
+
+/**
+ * Puts a shared or bookmarked view into the filters, the defaults for what it does not say; what does
+ * not fit this list (a workflow of another list, an unknown period) is left out.
+ */
+function applyView(v: View): void {
+  const period = $<HTMLSelectElement>('period');
+  period.value = v.period && [...period.options].some((o) => o.value === v.period) ? v.period : 'days:30';
+  $<HTMLInputElement>('start').value = v.period === 'custom' ? (v.from ?? '') : '';
+  $<HTMLInputElement>('stop').value = v.period === 'custom' ? (v.to ?? '') : '';
+  showCustomInputs();
+  $<HTMLInputElement>('trigger').value = v.trigger ?? '';
+  for (const id of v.workflows ?? []) {
+    const box = $('workflow-list').querySelector<HTMLInputElement>(`input[value="${id}"]`);
+    if (box) box.checked = true;
+  }
+}
+
+function renderWorkflowChoices(): void {
+  const box = $('workflow-list');
+  if (state.workflows.length === 0) {
+    box.replaceChildren(el('span', 'No workflows in the catalog for this list.', { class: 'hint' }));
+    return;
+  }
+  box.replaceChildren(
+    ...state.workflows.map((w) => {
+      const label = el('label', undefined, { class: 'check' });
+      const input = el('input', undefined, { type: 'checkbox', value: String(w.workflow_id) });
+      label.append(input, ` ${w.name || 'Workflow'} (#${w.workflow_id})`);
+      return label;
+    }),
+  );
+}

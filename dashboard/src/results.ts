@@ -1,0 +1,70 @@
+import { clearChart } from './charts.js';
+import { $, show } from './dom.js';
+import { clearBreakdown } from './workflow-table.js';
+
+/**
+ * What the results area shows: figures for the period named above them, never figures of another one.
+ * While a period loads the old figures are marked stale (faded, with "Loading …"); after an error or
+ * for a period without activity they are removed, not left at full strength under the message.
+ */
+const CHARTS = ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov'];
+
+/** `loading` → `loaded` (everything shown, per-workflow table included) or `error`: for people and tests. */
+export const setState = (s: 'loading' | 'loaded' | 'error') => ($('app').dataset.state = s);
+
+export function setStatus(text: string, busy: boolean): void {
+  $('status').textContent = text;
+  $('app').setAttribute('aria-busy', String(busy));
+}
+
+export function markLoading(periodLine: string): void {
+  show($('error'), undefined);
+  $('period-text').textContent = `Loading ${periodLine} …`;
+  const results = $('results');
+  results.dataset.stale = 'true';
+  results.setAttribute('aria-busy', 'true');
+  setStatus('Loading…', true);
+  setState('loading');
+}
+
+function clearFigures(): void {
+  $('kpis').replaceChildren();
+  for (const id of CHARTS) clearChart($(id));
+  $('days').replaceChildren();
+  clearBreakdown();
+  $('wf-status').textContent = '';
+}
+
+export function showFigures(periodLine: string): void {
+  $('period-text').textContent = periodLine;
+  const results = $('results');
+  results.hidden = false;
+  delete results.dataset.stale;
+  results.removeAttribute('aria-busy');
+  $('empty').hidden = true;
+}
+
+/** A period without any activity: said once, with how data arrives, instead of a wall of zeros. */
+export function showEmpty(periodLine: string, range: string): void {
+  clearFigures();
+  $('period-text').textContent = periodLine;
+  $('results').hidden = true;
+  $('empty').hidden = false;
+  $('empty-text').textContent = `Nothing was recorded for this list and these filters from ${range}.`;
+  // The section above says it; the status line stays quiet so the page says it once.
+  setStatus('', false);
+  setState('loaded');
+}
+
+export function showFailure(message: string, periodLine: string | undefined): void {
+  clearFigures();
+  const results = $('results');
+  results.hidden = true;
+  delete results.dataset.stale;
+  results.removeAttribute('aria-busy');
+  $('empty').hidden = true;
+  $('period-text').textContent = periodLine ? `No figures for ${periodLine}: see the message above.` : '';
+  show($('error'), message);
+  setStatus('', false);
+  setState('error');
+}

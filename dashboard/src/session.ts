@@ -1,0 +1,71 @@
+import { ApiError, callApi, type ListEntry, type Session } from './api.js';
+import { $, el, messageOf, show } from './dom.js';
+import { selectList } from './list.js';
+import { state } from './state.js';
+import { readView } from './url-state.js';
+
+/** Sign-in and sign-out: the key is kept in this tab's session storage only. */
+const SESSION_KEY = 'mailstats.dashboard.session';
+
+function saveSession(s: Session | undefined): void {
+  if (s) sessionStorage.setItem(SESSION_KEY, JSON.stringify(s));
+  else sessionStorage.removeItem(SESSION_KEY);
+}
+
+export function loadSession(): Session | undefined {
+  try {
+    const s = JSON.parse(sessionStorage.getItem(SESSION_KEY) ?? 'null') as Session | null;
+    return s && typeof s.userId === 'string' && typeof s.apiKey === 'string' ? s : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `moveFocus`: after the user signed in with the form, the focus goes to the content (not on a restore). */
+export async function signIn(session: Session, moveFocus = true): Promise<void> {
+  const form = $('signin-form');
+  const button = form.querySelector('button')!;
+  // Busy while the service checks the key: the button says so and cannot be pressed twice.
+  button.disabled = true;
+  button.textContent = 'Signing in…';
+  form.setAttribute('aria-busy', 'true');
+  show($('signin-error'), undefined);
+  try {
+    const lists = await callApi<ListEntry[]>(session, 'list.all');
+    if (lists.length === 0) throw new ApiError('This user may read no list.', 0, 200);
+    state.session = session;
+    state.lists = lists;
+    saveSession(session);
+    $<HTMLInputElement>('api-key').value = '';
+    $('signin').hidden = true;
+    $('app').hidden = false;
+    $('sign-out').hidden = false;
+    const select = $<HTMLSelectElement>('list');
+    select.replaceChildren(
+      ...lists.map((l) => el('option', `${l.list_name || 'List'} (#${l.list_id})`, { value: l.list_id })),
+    );
+    if (moveFocus) $('main').focus();
+    const view = readView();
+    const listId = lists.some((l) => l.list_id === view.list) ? view.list! : lists[0]!.list_id;
+    await selectList(listId, view);
+  } catch (err) {
+    saveSession(undefined);
+    show($('signin-error'), messageOf(err));
+  } finally {
+    button.disabled = false;
+    button.textContent = 'Sign in';
+    form.removeAttribute('aria-busy');
+  }
+}
+
+export function signOut(): void {
+  saveSession(undefined);
+  state.session = undefined;
+  state.seq++;
+  $('app').hidden = true;
+  delete $('app').dataset.state;
+  $('sign-out').hidden = true;
+  $('list-meta').hidden = true;
+  $('signin').hidden = false;
+  $<HTMLInputElement>('user-id').focus();
+}

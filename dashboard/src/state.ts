@@ -1,0 +1,29 @@
+import type { AccountEntry, ListEntry, Session, WorkflowEntry } from './api.js';
+import type { StatsRecord } from './stats.js';
+import type { WorkflowRow } from './workflow-table.js';
+
+/** What the page knows: the session, the list chosen, and the figures shown (for the CSV exports). */
+
+export interface State {
+  session: Session | undefined;
+  lists: ListEntry[];
+  list: ListEntry | undefined;
+  workflows: WorkflowEntry[];
+  accounts: AccountEntry[];
+  /** The records shown, for the CSV exports. */
+  days: StatsRecord[];
+  breakdown: WorkflowRow[];
+  /** Bumped on every reload: answers of an older reload are dropped. */
+  seq: number;
+}
+
+export const state: State = {
+  session: undefined,
+  lists: [],
+  list: undefined,
+  workflows: [],
+  accounts: [],
+  days: [],
+  breakdown: [],
+  seq: 0,
+};

@@ -1,0 +1,251 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { z } from 'zod';
+import type { DecodedItem, IngestSink } from '../ingest/sink.js';
+import type { Logger } from '../shared/log.js';
+import { countIngest } from '../shared/metrics.js';
+import { ApiError } from '../shared/errors.js';
+import { readBody } from './body.js';
+
+/** One list's part of an erasure, as answered. */
+export interface ErasedList {
+  list_id: number;
+  subscribers: number;
+  deleted: number;
+}
+
+/** A dead letter as `dlq export` writes it (docs/lifecycle.md). */
+export interface DeadLetter {
+  value: string | null;
+  reason: string;
+  topic: string;
+  partition: number;
+  offset: string;
+  time: string;
+}
+
+/** What the admin endpoints do; the composition root provides them (docs/lifecycle.md). */
+export interface AdminActions {
+  /** Where imported records go: the same sink as POST /ingest. */
+  sink: IngestSink;
+  erase(pairs: { list_id: number; subscriber_id: number }[]): Promise<ErasedList[]>;
+  backup(dir: string): Promise<{ dir: string; schema_version: number }>;
+  /** Undefined without KAFKA_BROKERS. */
+  deadLetters?: (
+    filter: { reason?: string; since?: number },
+    each: (letter: DeadLetter) => Promise<void> | void,
+  ) => Promise<void>;
+}
+
+/** A client's mistake on an admin endpoint: 400 with the message, never a 500. */
+export class AdminRequestError extends Error {
+  constructor(
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+  }
+}
+
+/** Imports are sent in chunks; a chunk of 50,000 records of a few hundred bytes fits comfortably. */
+const IMPORT_BODY_LIMIT = '64mb';
+const JSON_BODY_LIMIT = '16mb';
+const MAX_ERASE_PAIRS = 100_000;
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time, before any body is read. */
+export function requireAdminToken(token: string) {
+  const expected = digest(token);
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const presented = /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1] ?? '';
+    if (!timingSafeEqual(digest(presented), expected))
+      return next(new ApiError(401, 401, 'Missing or wrong admin token'));
+    next();
+  };
+}
+
+const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+const eraseBody = z.object({
+  pairs: z
+    .array(z.object({ list_id: id, subscriber_id: id }))
+    .min(1, 'give at least one list_id, subscriber_id pair')
+    .max(MAX_ERASE_PAIRS, `at most ${MAX_ERASE_PAIRS} pairs per request`),
+});
+const backupBody = z.object({
+  dir: z
+    .string()
+    .min(1)
+    .refine((d) => d.startsWith('/'), 'must be an absolute path'),
+});
+const importSummary = z.object({
+  file: z.string().max(4096),
+  accepted: z.number().int().min(0),
+  rejected: z.number().int().min(0),
+  seconds: z.number().min(0),
+  finished: z.boolean(),
+});
+
+const unreadable = (reason: string) => new ApiError(400, 400, `Unreadable body: ${reason}`);
+
+function jsonBody<T>(req: Request, schema: z.ZodType<T>): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
+  } catch (err) {
+    throw unreadable(`not JSON: ${(err as Error).message}`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success)
+    throw new ApiError(
+      400,
+      400,
+      parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+    );
+  return parsed.data;
+}
+
+/**
+ * An import chunk is NDJSON, line by line, always: unlike POST /ingest it is never read as one JSON
+ * array, so a chunk of one line `[…]` is that line's rejection. Lines count from 1; blank ones are skipped.
+ */
+function ndjsonChunk(text: string): DecodedItem[] {
+  const items: DecodedItem[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    if (line === '') continue;
+    try {
+      items.push({ line: i + 1, value: JSON.parse(line) as unknown });
+    } catch (err) {
+      items.push({ line: i + 1, error: `not valid JSON: ${(err as Error).message}` });
+    }
+  }
+  return items;
+}
+
+/** Express 5 passes a rejected promise to the error handler; an AdminRequestError becomes a 4xx. */
+const handle =
+  (fn: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
+    try {
+      await fn(req, res);
+    } catch (err) {
+      if (err instanceof AdminRequestError) throw new ApiError(err.status, err.status, err.message);
+      throw err;
+    }
+  };
+
+/**
+ * The admin endpoints under /admin (docs/lifecycle.md): import chunks, erase, backup, dead letters.
+ * Each action writes one audit line (what, which lists, counts), never a token or a record.
+ */
+export function adminRouter(deps: { token: string; actions: AdminActions; log: Logger }): express.Router {
+  const { actions, log } = deps;
+  const router = express.Router();
+  router.use(requireAdminToken(deps.token));
+
+  router.post(
+    '/import',
+    readBody(IMPORT_BODY_LIMIT, unreadable),
+    handle(async (req, res) => {
+      const items = ndjsonChunk(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
+      const result = await actions.sink.ingest(items);
+      log.debug({ accepted: result.accepted, rejected: result.rejected.length }, 'admin import chunk');
+      res.json(countIngest('http', result));
+    }),
+  );
+
+  router.post(
+    '/import/summary',
+    readBody(JSON_BODY_LIMIT, unreadable),
+    handle(async (req, res) => {
+      const s = jsonBody(req, importSummary);
+      log.info({ audit: 'import', ...s }, 'admin action');
+      res.json({ ok: true });
+    }),
+  );
+
+  router.post(
+    '/erase',
+    readBody(JSON_BODY_LIMIT, unreadable),
+    handle(async (req, res) => {
+      const { pairs } = jsonBody(req, eraseBody);
+      const lists = await actions.erase(pairs);
+      log.info(
+        {
+          audit: 'erase',
+          lists: lists.map((l) => l.list_id),
+          subscribers: lists.reduce((n, l) => n + l.subscribers, 0),
+          deleted: lists.reduce((n, l) => n + l.deleted, 0),
+        },
+        'admin action',
+      );
+      res.json({ lists });
+    }),
+  );
+
+  router.post(
+    '/backup',
+    readBody(JSON_BODY_LIMIT, unreadable),
+    handle(async (req, res) => {
+      const { dir } = jsonBody(req, backupBody);
+      const started = Date.now();
+      const done = await actions.backup(dir);
+      const seconds = (Date.now() - started) / 1000;
+      log.info(
+        { audit: 'backup', dir: done.dir, schema_version: done.schema_version, seconds },
+        'admin action',
+      );
+      res.json({ ...done, seconds });
+    }),
+  );
+
+  const dlqFilter = (req: Request) => {
+    const reason = typeof req.query.reason === 'string' ? req.query.reason : undefined;
+    const sinceText = typeof req.query.since === 'string' ? req.query.since : undefined;
+    const since = sinceText === undefined ? undefined : Date.parse(sinceText);
+    if (since !== undefined && !Number.isFinite(since))
+      throw new AdminRequestError(`--since "${sinceText}" is not a time (e.g. 2026-11-02T10:00:00Z)`);
+    return { reason, since };
+  };
+  const needKafka = () => {
+    if (!actions.deadLetters)
+      throw new AdminRequestError('dead letters exist only in Kafka mode (KAFKA_BROKERS is not set)', 409);
+    return actions.deadLetters;
+  };
+
+  router.get(
+    '/dlq/export',
+    handle(async (req, res) => {
+      const read = needKafka();
+      const filter = dlqFilter(req);
+      let n = 0;
+      res.setHeader('content-type', 'application/x-ndjson');
+      await read(filter, async (letter) => {
+        n++;
+        if (!res.write(JSON.stringify(letter) + '\n'))
+          await new Promise<void>((ok) => res.once('drain', () => ok()));
+      });
+      log.info({ audit: 'dlq export', exported: n, reason: filter.reason }, 'admin action');
+      res.end();
+    }),
+  );
+
+  router.get(
+    '/dlq/stats',
+    handle(async (req, res) => {
+      const read = needKafka();
+      const filter = dlqFilter(req);
+      const reasons: Record<string, number> = {};
+      let total = 0;
+      await read(filter, (letter) => {
+        total++;
+        reasons[letter.reason] = (reasons[letter.reason] ?? 0) + 1;
+      });
+      log.info({ audit: 'dlq stats', total }, 'admin action');
+      res.json({ total, reasons });
+    }),
+  );
+
+  return router;
+}

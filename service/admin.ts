@@ -1,0 +1,53 @@
+import type { Pipeline } from '../ingest/pipeline.js';
+import { createKafka, kafkaTopics } from '../ingest/kafka/topics.js';
+import { readDeadLetters } from '../ingest/kafka/dlq-reader.js';
+import type { AdminActions } from '../query-api/admin-route.js';
+import { AdminRequestError } from '../query-api/admin-route.js';
+import type { IngestSink } from '../ingest/sink.js';
+import { backupDatabase, BackupRequestError } from '../shared/clickhouse/backup.js';
+import type { Db } from '../shared/clickhouse/client.js';
+import type { Config } from '../shared/config.js';
+import type { Logger } from '../shared/log.js';
+import { storedToken } from '../shared/tokens.js';
+import { UnknownListError } from '../ingest/pipeline.js';
+
+/** ADMIN_TOKEN, else one generated into DATA_DIR/admin-token (docs/lifecycle.md). */
+export const adminToken = (config: Config): string => storedToken(config, config.ADMIN_TOKEN, 'admin-token');
+
+/** The admin endpoints' actions (docs/lifecycle.md), on this process's pipeline, store and Kafka. */
+export function adminActions(deps: {
+  config: Config;
+  db: Db;
+  pipeline: Pipeline;
+  sink: IngestSink;
+  log: Logger;
+}): AdminActions {
+  const { config, db, pipeline, sink, log } = deps;
+  const kafka = config.KAFKA_BROKERS.length > 0 ? createKafka(config, log) : undefined;
+  return {
+    sink,
+    async erase(pairs) {
+      try {
+        return await pipeline.erase(pairs);
+      } catch (err) {
+        if (err instanceof UnknownListError) throw new AdminRequestError(err.message, 404);
+        throw err;
+      }
+    },
+    async backup(dir) {
+      try {
+        // Between writes: every batch is in the backup whole or not at all.
+        const done = await pipeline.exclusive(() =>
+          backupDatabase(db, config.CLICKHOUSE_DATABASE, dir, config.BACKUP_ROOT),
+        );
+        return { dir: done.dir, schema_version: done.schema_version };
+      } catch (err) {
+        if (err instanceof BackupRequestError) throw new AdminRequestError(err.message);
+        throw err;
+      }
+    },
+    deadLetters: kafka
+      ? (filter, each) => readDeadLetters(kafka, kafkaTopics(config).dlq, filter, each, log)
+      : undefined,
+  };
+}

@@ -1,0 +1,85 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/service.js';
+
+/**
+ * /docs as a reader sees it: swagger-ui (Debian's Chromium driven by playwright-core) rendering the
+ * service's OpenAPI document. A screenshot is left in .cache/screenshots/docs.png.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const SHOTS = join(process.cwd(), '.cache', 'screenshots');
+
+let service: TestService;
+let context: BrowserContext;
+let page: Page;
+let profile: string;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`the /docs browser test needs Chromium at ${CHROMIUM}`);
+  service = await startTestService();
+  mkdirSync(SHOTS, { recursive: true });
+  profile = mkdtempSync(join(tmpdir(), 'mailstats-chromium-'));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 2400 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic'],
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+  await page.goto(`${service.url}/docs`);
+  await page.locator('.opblock').first().waitFor({ timeout: 60_000 });
+});
+afterAll(async () => {
+  await context?.close();
+  await service?.stop();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+describe('/docs (swagger-ui)', () => {
+  it('shows no warning (no jsonSchemaDialect box, no errors box)', async () => {
+    expect(await page.locator('.info').innerText()).toContain('mailstats');
+    expect(await page.locator('.errors-wrapper').count()).toBe(0);
+    expect(await page.locator('body').innerText()).not.toMatch(
+      /jsonSchemaDialect|Values different from the default/,
+    );
+  });
+
+  it('an operation lists the credentials first, each parameter with a plain type and a description', async () => {
+    const block = page.locator('.opblock-get[id$="automationStatsGet"]').first();
+    await block.locator('.opblock-summary').click();
+    const rows = block.locator('tr[data-param-name]');
+    await rows.first().waitFor();
+    const names = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-param-name')));
+    expect(names).toEqual([
+      'user_id',
+      'api_key',
+      'list_id',
+      'workflow_ids',
+      'trigger_id',
+      'start_date',
+      'stop_date',
+      'days',
+      'month',
+    ]);
+    for (let i = 0; i < names.length; i++) {
+      const row = rows.nth(i);
+      const type = await row.locator('.parameter__type').innerText();
+      expect(type, names[i]!).not.toMatch(/\||\(/);
+      const description = await row
+        .locator('.parameters-col_description .markdown, .parameters-col_description .renderedMarkdown')
+        .first()
+        .innerText();
+      expect(description.trim().length, names[i]!).toBeGreaterThan(10);
+    }
+    await page.screenshot({ path: join(SHOTS, 'docs.png'), fullPage: false });
+  });
+
+  it('an answer example is shown', async () => {
+    const block = page.locator('.opblock-get[id$="automationStatsGet"]').first();
+    const example = await block.locator('.responses-table .highlight-code').first().innerText();
+    expect(example).toContain('"sends_unique"');
+  });
+});

@@ -1,0 +1,216 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { expectedStats, type RawActivity } from '../support/expected-stats.js';
+import { activityStream, kafkaEnv, produce, STREAM_PERIOD, testKafka } from '../support/kafka.js';
+import { metricValue, scrape } from '../support/metrics.js';
+import { Restartable } from '../support/restartable.js';
+import { tenant } from '../support/service.js';
+
+const root = resolve(import.meta.dirname, '../..');
+const ADMIN = 'kafka-admin-token-0123456789';
+const USER = 7;
+const KEY = 'kafka-lifecycle-key';
+const LISTS = [
+  { list_id: 10, timezone: 'Europe/Bucharest' },
+  { list_id: 11, timezone: 'America/New_York' },
+];
+
+function admin(args: string[], env: Record<string, string>) {
+  return new Promise<{ code: number | null; out: string; err: string }>((ok) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'admin/cli.ts', ...args], {
+      cwd: root,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+    child.on('exit', (code) => ok({ code, out, err }));
+  });
+}
+
+/** Erasure and dead letters with the real broker (docs/lifecycle.md). */
+describe('life cycle in Kafka mode', () => {
+  const brokers = inject('kafkaBrokers');
+  const env = kafkaEnv(brokers);
+  const kafka = testKafka(brokers);
+  const svc = new Restartable({ ...env, ADMIN_TOKEN: ADMIN });
+  const work = mkdtempSync(join(tmpdir(), 'mailstats-kafka-lc-'));
+  let model: RawActivity[] = [];
+
+  beforeAll(async () => {
+    await svc.start();
+    await produce(
+      kafka,
+      env.KAFKA_CATALOG_TOPIC,
+      tenant({ userId: USER, apiKey: KEY, lists: LISTS }),
+      () => 'c',
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await svc.destroy();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  const stats = (listId: number, extra = '') =>
+    svc.get(`/api/1.2/rest/${USER}/${KEY}/automation.stats.json?list_id=${listId}${STREAM_PERIOD}${extra}`);
+  async function expectCounted(timeout = 120_000) {
+    for (const list of LISTS)
+      for (const shape of ['', '&workflow_ids=2', '&workflow_ids=1,3']) {
+        const workflowIds = shape ? shape.slice('&workflow_ids='.length).split(',').map(Number) : undefined;
+        const q = {
+          listId: list.list_id,
+          tz: list.timezone,
+          currency: 'RON',
+          from: '2026-11-01',
+          to: '2026-11-20',
+        };
+        await vi.waitFor(
+          async () =>
+            expect(await stats(list.list_id, shape)).toEqual(expectedStats(model, { ...q, workflowIds })),
+          { timeout, interval: 500 },
+        );
+      }
+  }
+
+  it('an erasure while the worker consumes; the erased records redelivered after a restart are not counted', async () => {
+    const first = activityStream(6000, 51);
+    await produce(kafka, env.KAFKA_EVENTS_TOPIC, first.wire);
+    model.push(...first.model);
+    await expectCounted();
+    const subscriber = first.model.find((r) => r.list_id === 10)!.subscriber_id;
+
+    // More records (the subscriber's among them) are being consumed while the erasure runs.
+    const second = activityStream(20_000, 52);
+    const producing = produce(kafka, env.KAFKA_EVENTS_TOPIC, second.wire);
+    const erased = await admin(['erase', '--list', '10', '--subscriber', String(subscriber)], {
+      MAILSTATS_URL: svc.svc!.url!,
+      ADMIN_TOKEN: ADMIN,
+    });
+    expect(erased.code, erased.err).toBe(0);
+    expect(erased.out).toMatch(/^list 10: 1 subscriber erased, \d+ records deleted$/m);
+    await producing;
+    // Every record of the pair is timestamped before the erasure (the stream ends on 2026-11-15).
+    const gone = (r: RawActivity) => r.list_id === 10 && r.subscriber_id === subscriber;
+    model = [...model, ...second.model].filter((r) => !gone(r));
+    await expectCounted();
+
+    // Restart, and deliver everything again from offset 0 (as after a consumer group reset).
+    const metric = async () =>
+      metricValue(await scrape(svc.svc!.url!), 'mailstats_ingest_records_erased_total');
+    const before = await metric(); // the registry is the process's: it outlives the restart
+    await svc.stop();
+    const admin_ = kafka.admin();
+    await admin_.connect();
+    await admin_.resetOffsets({ groupId: env.KAFKA_GROUP_ID, topic: env.KAFKA_EVENTS_TOPIC, earliest: true });
+    await admin_.disconnect();
+    await svc.start();
+    const erasedCopies = [...first.wire, ...second.wire].filter(
+      (w) => w.list_id === 10 && w.subscriber_id === subscriber,
+    ).length;
+    expect(erasedCopies).toBeGreaterThan(0);
+    await vi.waitFor(async () => expect((await metric()) - before).toBe(erasedCopies), {
+      timeout: 120_000,
+      interval: 500,
+    });
+    await expectCounted(10_000);
+  }, 600_000);
+
+  it('dlq stats and export; the export, fixed, is imported', async () => {
+    const url = { MAILSTATS_URL: svc.svc!.url!, ADMIN_TOKEN: ADMIN };
+    const broken = [1, 2, 3].map((i) => ({
+      type: 'send',
+      event_id: `dlq-${i}`,
+      list_id: 11,
+      subscriber_id: 900 + i,
+      timestamp: '2026-11-12T10:00:00Z',
+    })); // no workflow_id
+    await produce(kafka, env.KAFKA_EVENTS_TOPIC, [...broken, 'not json at all']);
+    await vi.waitFor(
+      async () => {
+        const s = await admin(['dlq', 'stats'], url);
+        expect(s.code, s.err).toBe(0);
+        expect(s.out).toMatch(/^4 dead letters$/m);
+      },
+      { timeout: 120_000, interval: 1_000 },
+    );
+    const stats_ = await admin(['dlq', 'stats'], url);
+    expect(stats_.out).toMatch(/^\s+3 {2}workflow_id: is required$/m);
+
+    const file = join(work, 'dead.ndjson');
+    const ex = await admin(['dlq', 'export', '--reason', 'workflow_id', file], url);
+    expect(ex.code, ex.err).toBe(0);
+    const letters = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(letters).toHaveLength(3);
+    for (const l of letters) {
+      expect(l).toMatchObject({ reason: 'workflow_id: is required', topic: env.KAFKA_EVENTS_TOPIC });
+      expect(Number.isInteger(l.partition)).toBe(true);
+      expect(l.offset).toMatch(/^\d+$/);
+      expect(Number.isFinite(Date.parse(l.time))).toBe(true);
+    }
+    const since = await admin(['dlq', 'export', '--since', '2999-01-01T00:00:00Z'], url);
+    expect(since.out).toBe('');
+    const badSince = await admin(['dlq', 'export', '--since', 'yesterday'], url);
+    expect(badSince.code).toBe(2);
+    expect(badSince.err).toMatch(/--since "yesterday" is not a time/);
+
+    // Fixed (the missing field added) and imported: counted like any record.
+    const fixed = join(work, 'fixed.ndjson');
+    writeFileSync(
+      fixed,
+      letters.map((l) => JSON.stringify({ ...JSON.parse(l.value as string), workflow_id: 2 })).join('\n') +
+        '\n',
+    );
+    const imp = await admin(['import', fixed], url);
+    expect(imp.code, imp.err).toBe(0);
+    model.push(...broken.map((b) => ({ ...b, workflow_id: 2, at: Date.parse(b.timestamp) })));
+    await expectCounted();
+  }, 600_000);
+
+  it('backup in Kafka mode carries the Kafka progress; the restored store answers the same', async () => {
+    const dir = join(work, 'backup');
+    const b = await admin(['backup', dir], { MAILSTATS_URL: svc.svc!.url!, ADMIN_TOKEN: ADMIN });
+    expect(b.code, b.err).toBe(0);
+    // The newest range per partition (the table is a ReplacingMergeTree: merges fold older rows away).
+    const progress = () =>
+      svc.svc!.db.query<Record<string, unknown>>(
+        'SELECT * FROM kafka_progress FINAL ORDER BY ALL',
+        {},
+        { output_format_json_quote_64bit_integers: 0 },
+      );
+    const before = await progress();
+    expect(before.length).toBeGreaterThan(0);
+    const answers = [];
+    for (const list of LISTS) answers.push(await stats(list.list_id));
+    await svc.stop();
+
+    const restored = new Restartable({ ...env, ADMIN_TOKEN: ADMIN });
+    try {
+      const r = await admin(['restore', dir], { DATA_DIR: restored.dir });
+      expect(r.code, r.err).toBe(0);
+      await restored.start();
+      const db = restored.svc!.db;
+      expect(
+        await db.query(
+          'SELECT * FROM kafka_progress FINAL ORDER BY ALL',
+          {},
+          { output_format_json_quote_64bit_integers: 0 },
+        ),
+      ).toEqual(before);
+      for (const [i, list] of LISTS.entries())
+        expect(
+          await restored.get(
+            `/api/1.2/rest/${USER}/${KEY}/automation.stats.json?list_id=${list.list_id}${STREAM_PERIOD}`,
+          ),
+        ).toEqual(answers[i]);
+    } finally {
+      await restored.destroy();
+    }
+  }, 600_000);
+});
