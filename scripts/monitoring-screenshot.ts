@@ -57,7 +57,7 @@ const id = randomUUID().slice(0, 8);
 const topics = { events: `mon${id}.events`, catalog: `mon${id}.catalog`, dlq: `mon${id}.dlq` };
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
-const token = `monitoring-${id}`;
+const token = `monitoring-ingest-token-${id}-0123456789abcdef`;
 run(
   process.execPath,
   ['--disable-warning=TimeoutNegativeWarning', '--import', 'tsx', 'main.ts'],

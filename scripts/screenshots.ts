@@ -17,7 +17,7 @@ import { startService } from '../service/start.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const OUT = join(process.cwd(), 'docs', 'screenshots');
-const TOKEN = 'screenshots-ingest-token';
+const TOKEN = 'screenshots-ingest-token-0123456789abcdef';
 const SPARSE_USER = { id: 2001, key: 'sample-key-0123456789' };
 const DESKTOP = { width: 1440, height: 900 };
 const PHONE = { width: 390, height: 844 };

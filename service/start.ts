@@ -108,6 +108,9 @@ async function bringUp(
   log: Logger,
   { server, gate, httpUrl }: { server: Server; gate: ReadyGate; httpUrl: string },
 ): Promise<Service> {
+  // The tokens first: a token file that is empty or short stops the start before anything is opened.
+  const token = ingestToken(config);
+  const admin = adminToken(config);
   const db = await openDb(config, log);
   gate.step({ check: 'migrations', what: 'applying migrations' });
   await migrate(db, log);
@@ -124,7 +127,6 @@ async function bringUp(
     new ErasureStore(db),
   );
   const recovery = startRecovery(config, pipeline, log);
-  const token = ingestToken(config);
 
   const kafka = wireKafka(config, db, pipeline, log);
   const kafkaSink = kafka?.sink;
@@ -151,7 +153,7 @@ async function bringUp(
       operations,
       // listing: GET /ingest/catalog, the admin CLI's read of users, lists and grants.
       ingest: { sink, token, listing: (f) => catalogListing(db, config.DEFAULT_TIMEZONE, f) },
-      admin: { token: adminToken(config), actions: adminActions({ config, db, pipeline, sink, log }) },
+      admin: { token: admin, actions: adminActions({ config, db, pipeline, sink, log }) },
       worker,
       renderer,
       consumerLag,

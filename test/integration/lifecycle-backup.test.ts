@@ -17,7 +17,7 @@ import { Restartable } from '../support/restartable.js';
 import { tenant } from '../support/service.js';
 
 const root = resolve(import.meta.dirname, '../..');
-const ADMIN = 'backup-admin-token-0123456789';
+const ADMIN = 'backup-admin-token-0123456789-abcdef0123456789';
 const USER = 6;
 const KEY = 'backup-key';
 const LISTS = [

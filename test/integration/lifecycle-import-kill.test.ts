@@ -9,7 +9,7 @@ import { spawnService, stopService, untilServing, type ChildService } from '../s
 import { tenant } from '../support/service.js';
 
 const root = resolve(import.meta.dirname, '../..');
-const ADMIN = 'kill-admin-token-0123456789';
+const ADMIN = 'kill-admin-token-0123456789-abcdef0123456789';
 const USER = 8;
 const KEY = 'kill-key';
 const LISTS = [

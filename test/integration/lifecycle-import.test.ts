@@ -18,7 +18,7 @@ import { activityStream, STREAM_PERIOD } from '../support/kafka.js';
 import { startTestService, tenant, type TestService } from '../support/service.js';
 
 const root = resolve(import.meta.dirname, '../..');
-const ADMIN = 'import-admin-token-0123456789';
+const ADMIN = 'import-admin-token-0123456789-abcdef0123456789';
 const USER = 5;
 const KEY = 'import-key';
 const LISTS = [
@@ -304,7 +304,10 @@ describe('import', () => {
     const wrong = await admin(['import', file], { ...env, ADMIN_TOKEN: 'wrong-token' });
     expect(wrong.code).toBe(1);
     expect(wrong.err).toMatch(/refused the admin token/);
-    const ingest = await admin(['import', file], { ...env, ADMIN_TOKEN: 'test-ingest-token' });
+    const ingest = await admin(['import', file], {
+      ...env,
+      ADMIN_TOKEN: 'test-ingest-token-0123456789abcdef',
+    });
     expect(ingest.err).toMatch(/refused the admin token/);
     const missing = await admin(['import', file], { MAILSTATS_URL: svc.url!, DATA_DIR: dir });
     expect(missing.code).toBe(2);

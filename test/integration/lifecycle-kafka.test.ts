@@ -10,7 +10,7 @@ import { Restartable } from '../support/restartable.js';
 import { tenant } from '../support/service.js';
 
 const root = resolve(import.meta.dirname, '../..');
-const ADMIN = 'kafka-admin-token-0123456789';
+const ADMIN = 'kafka-admin-token-0123456789-abcdef0123456789';
 const USER = 7;
 const KEY = 'kafka-lifecycle-key';
 const LISTS = [

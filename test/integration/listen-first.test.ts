@@ -49,7 +49,7 @@ describe('ClickHouse unreachable at start: the listener answers while the servic
       HOST: '127.0.0.1',
       CLICKHOUSE_URL: `http://127.0.0.1:${chPort}`,
       STARTUP_WAIT_SECONDS: '120',
-      INGEST_TOKEN: 'x'.repeat(40),
+      INGEST_TOKEN: 'listen-first-token-0123456789abcdef',
     });
     const base = `http://127.0.0.1:${port}`;
     let health: Response | undefined;
@@ -72,7 +72,14 @@ describe('ClickHouse unreachable at start: the listener answers while the servic
     for (const [path, init] of [
       ['/api/1.2/rest/1001/some-key/list.all.json', undefined],
       ['/api/1.2/xmlrpc/1001/some-key', { method: 'POST', body: '<methodCall/>' }],
-      ['/ingest', { method: 'POST', body: '[]', headers: { authorization: `Bearer ${'x'.repeat(40)}` } }],
+      [
+        '/ingest',
+        {
+          method: 'POST',
+          body: '[]',
+          headers: { authorization: `Bearer listen-first-token-0123456789abcdef` },
+        },
+      ],
     ] as const) {
       const res = await get(`${base}${path}`, init);
       expect(res!.status, path).toBe(503);

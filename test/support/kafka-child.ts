@@ -12,7 +12,7 @@ export interface ChildService {
   exited: Promise<number | string>;
 }
 
-export const INGEST_TOKEN = 'child-ingest-token';
+export const INGEST_TOKEN = 'child-ingest-token-abcdef0123456789';
 
 /** Spawn main.ts with `env` on DATA_DIR `dataDir`; does not wait for it to serve (see `untilServing`). */
 export async function spawnService(
