@@ -89,6 +89,11 @@ export function createServiceApp({
       res.json(records);
     });
     app.use(docsRouter());
+    // A browser at / is looking for the dashboard; an API client keeps the JSON 404 (docs/operations.md "Start-up").
+    app.get('/', (req, res, next) => {
+      if (req.accepts(['json', 'html']) === 'html') res.redirect(302, '/dashboard/');
+      else next();
+    });
     app.use(api);
   } else {
     // The ingest role serves no API: every other path is the API's 404 (docs/api.md "Errors") (the operation named
