@@ -295,7 +295,7 @@ function deadLetterOf(
   reason: string,
   maxValue: number,
 ): Message {
-  // A tombstone stays a tombstone: a DLQ reader must tell it from an empty message (docs/records.md "Ways in").
+  // A tombstone stays a tombstone: a DLQ reader must tell it from an empty message (docs/records.md "Ingest over Kafka").
   const value = message.value;
   const truncated = value !== null && value.length > maxValue;
   return {

@@ -202,8 +202,10 @@ describe('RenderPool', () => {
   });
 
   it('ends a render that runs past the time limit, answers 17007, and replaces the worker', async () => {
+    // One dot per outer item: the 200⁴ inner iterations burn CPU without growing the output, so only the
+    // time limit can end it (a dot per inner iteration hit the 64 MiB limit first on a loaded machine).
     const loop = template(
-      '{{#each items}}{{#each @root.items}}{{#each @root.items}}{{#each @root.items}}.{{/each}}{{/each}}{{/each}}{{/each}}',
+      '{{#each items}}.{{#each @root.items}}{{#each @root.items}}{{#each @root.items}}{{/each}}{{/each}}{{/each}}{{/each}}',
     );
     const items = Array.from({ length: 200 }, (_, i) => i);
     const before = pool.stats();
