@@ -31,7 +31,7 @@ export function storedToken(config: Config, given: string | undefined, file: str
       );
     return token;
   }
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 }); // only this user enters the store (docs/operations.md)
   const token = randomBytes(24).toString('hex');
   writeTokenFile(path, token);
   return token;
