@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { IngestWorker } from '../ingest/kafka/worker.js';
 import { withTimeout } from '../ingest/kafka/topics.js';
 import { Pipeline } from '../ingest/pipeline.js';
+import { DemoTenant } from '../ingest/demo-tenant.js';
 import type { IngestSink } from '../ingest/sink.js';
 import { RenderPool } from '../query-api/render/pool.js';
 import { StatsCache, statsCacheOptions } from '../query-api/stats/cache.js';
@@ -126,6 +127,9 @@ async function bringUp(
     (lists) => (lists === 'all' ? statsCache.bumpAll() : statsCache.bump(lists)),
     new ErasureStore(db),
   );
+  // Embedded stores may hold the demo tenant: it never mixes with an operator's records (docs/records.md).
+  const demo = config.CLICKHOUSE_URL ? undefined : new DemoTenant(db, catalog);
+  if (demo) pipeline.keepDemoApart(demo);
   const recovery = startRecovery(config, pipeline, log);
 
   const kafka = wireKafka(config, db, pipeline, log);
@@ -134,7 +138,7 @@ async function bringUp(
   const sink: IngestSink = kafkaSink ?? pipeline;
 
   gate.step({ check: 'startup', what: 'loading the demo tenant' });
-  const seeded = await seedDemo(config, db, sink, kafkaSink, log);
+  const seeded = await seedDemo(config, db, sink, kafkaSink, log, demo);
 
   const renderer = new RenderPool({
     log,

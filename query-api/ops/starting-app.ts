@@ -20,8 +20,9 @@ export function createStartingApp(
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestLog(log));
+  // Alive, and saying which step start-up is at (the API answers 503 until it is done).
   const alive = (_req: Request, res: Response) => {
-    res.json({ ok: true });
+    res.json({ ok: true, starting: waitingFor().what });
   };
   app.get('/healthz', alive);
   app.get('/health', alive);

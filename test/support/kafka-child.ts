@@ -52,7 +52,10 @@ export async function untilServing(child: ChildService, timeout = 180_000): Prom
     await vi.waitFor(
       async () => {
         expect(child.proc.exitCode).toBeNull();
-        expect((await fetch(`${child.base}/health`)).status).toBe(200);
+        const res = await fetch(`${child.base}/health`);
+        expect(res.status).toBe(200);
+        // Alive while starting too (docs/operations.md "Start-up"): serving once no start-up step is named.
+        expect(((await res.json()) as { starting?: string }).starting).toBeUndefined();
       },
       { timeout, interval: 100 },
     );
