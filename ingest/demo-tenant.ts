@@ -62,7 +62,8 @@ export class DemoTenant {
       );
       this.seeded = (row?.n ?? 0) > 0;
     }
-    return this.seeded && (await this.catalog.user(DEMO.userId))?.api_key_sha256 === DEMO_KEY_SHA256;
+    if (!this.seeded) return false;
+    return (await this.catalog.user(DEMO.userId))?.api_key_sha256 === DEMO_KEY_SHA256;
   }
 
   /** Delete its catalog records and its raw activity; the caller rebuilds the lists' per-day rows. */

@@ -239,7 +239,8 @@ export class Pipeline {
    */
   private async removeDemoBefore(records: MailstatsRecord[]): Promise<void> {
     const demo = this.demo;
-    if (!demo || records.every((r) => demo.owns(r)) || !(await demo.present())) return;
+    // Once known absent (the usual case) this costs nothing per batch.
+    if (!demo || !(await demo.present()) || records.every((r) => demo.owns(r))) return;
     const lists = await demo.removeRows();
     for (const id of lists) {
       this.dated.delete(id);
