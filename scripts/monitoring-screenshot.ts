@@ -123,14 +123,16 @@ try {
       headers: { 'content-type': 'application/json' },
       body: renderBody,
     });
-  const demo = await fetch(`${base}/ingest`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-ndjson', authorization: `Bearer ${token}` },
-    body: demoRecords()
-      .flatMap((i) => ('value' in i ? [JSON.stringify(i.value)] : []))
-      .join('\n'),
-  });
-  if (demo.status !== 200) throw new Error(`loading the demo answered ${demo.status}`);
+  // In parts: the whole demo is over POST /ingest's body limit.
+  const demoLines = demoRecords().flatMap((i) => ('value' in i ? [JSON.stringify(i.value)] : []));
+  for (let i = 0; i < demoLines.length; i += 5_000) {
+    const part = await fetch(`${base}/ingest`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-ndjson', authorization: `Bearer ${token}` },
+      body: demoLines.slice(i, i + 5_000).join('\n'),
+    });
+    if (part.status !== 200) throw new Error(`loading the demo answered ${part.status}`);
+  }
   await waitFor('the demo (through Kafka)', async () => (await render()).status === 200);
 
   const kafka = new Kafka({
