@@ -4,6 +4,7 @@ import { ingestBench } from './ingest.js';
 import { kafkaBench } from './kafka.js';
 import { renderBench } from './render.js';
 import { statsBench } from './stats.js';
+import { tenantsBench } from './tenants.js';
 
 /** `npm run bench [-- section …]`: runs the sections (all by default) and rewrites their parts of BENCHMARKS.md. */
 const SECTIONS: Record<string, { title: string; run: () => Promise<string> }> = {
@@ -11,6 +12,7 @@ const SECTIONS: Record<string, { title: string; run: () => Promise<string> }> = 
   ingest: { title: 'POST /ingest throughput', run: () => ingestBench() },
   kafka: { title: 'Kafka → ClickHouse throughput', run: () => kafkaBench() },
   render: { title: 'transactional.templateRender throughput', run: () => renderBench() },
+  tenants: { title: 'Many tenants: catalog, ingest and stats over 10,000 lists', run: () => tenantsBench() },
 };
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));

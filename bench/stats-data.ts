@@ -22,6 +22,8 @@ export function* benchBatches(
   batchSize: number,
   idPrefix: string,
   endDay: string,
+  /** The list's dating generation the rows are written in (its current one, or readers never see them). */
+  gen = 0,
 ): Generator<DatedActivity[]> {
   const rnd = rng(7);
   const firstDay = toDayNumber(endDay) - BENCH.days + 1;
@@ -50,7 +52,7 @@ export function* benchBatches(
           }
         : { type, ...base }
     ) as ActivityRecord;
-    batch.push({ record, day });
+    batch.push({ record, day, gen });
     if (batch.length === batchSize) {
       yield batch;
       batch = [];

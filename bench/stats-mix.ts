@@ -40,7 +40,7 @@ function repeatSet(today: string): string[] {
  * `n` distinct queries (none repeated, none in the repeat set): random periods of 7..120 days within
  * the loaded year, over all workflows, one workflow, or a subset of 2..5 workflows, some with a trigger.
  */
-function distinctSet(today: string, n: number, seed: number): string[] {
+export function distinctSet(today: string, n: number, seed: number): string[] {
   const rnd = rng(seed);
   const out = new Set<string>();
   while (out.size < n) {
@@ -60,7 +60,7 @@ function distinctSet(today: string, n: number, seed: number): string[] {
   return [...out];
 }
 
-interface CannonResult {
+export interface CannonResult {
   requests: { average: number; total: number };
   latency: { p50: number; p99: number; average: number };
   non2xx: number;
@@ -100,7 +100,7 @@ function mixPaths(o: Mix, n: number): string[] {
  * autocannon in a child process (the load generator does not share the server's event loop); each
  * request takes the next of `paths`.
  */
-function cannon(origin: string, paths: string[]): Promise<CannonResult> {
+export function cannon(origin: string, paths: string[], connections = CONNECTIONS): Promise<CannonResult> {
   const entry = createRequire(import.meta.url).resolve('autocannon');
   const dir = mkdtempSync(join(tmpdir(), 'mailstats-bench-mix-'));
   const file = join(dir, 'paths.json');
@@ -108,7 +108,7 @@ function cannon(origin: string, paths: string[]): Promise<CannonResult> {
   const script = `const ac = require(${JSON.stringify(entry)});
 const paths = JSON.parse(require('node:fs').readFileSync(${JSON.stringify(file)}, 'utf8'));
 let i = 0;
-ac({ url: ${JSON.stringify(origin)}, connections: ${CONNECTIONS}, duration: ${SECONDS},
+ac({ url: ${JSON.stringify(origin)}, connections: ${connections}, duration: ${SECONDS},
   requests: [{ setupRequest: (req) => ({ ...req, path: paths[i++ % paths.length] }) }] }, (err, r) => {
   if (err) { console.error(err); process.exit(1); }
   process.stdout.write(JSON.stringify({ requests: r.requests, latency: r.latency, non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts }));
@@ -141,6 +141,7 @@ export async function statsMixBench(
   apiBase: string,
   cache: StatsCache,
   today: string,
+  records = '10M',
 ): Promise<{ rows: (string | number)[][]; text: string }> {
   const repeats = repeatSet(today);
   const rows: (string | number)[][] = [];
@@ -198,7 +199,7 @@ export async function statsMixBench(
   cache.enabled = true;
   cache.bumpAll();
   const text = [
-    `Sustained mix at 10M raw records, over HTTP from a child process, ${CONNECTIONS} connections, ${SECONDS} s per row; ${REPEAT_SHARE * 100}% of requests repeat a dashboard-like set of ${repeats.length} queries (all workflows over 7/30/90/365 days, this month, one workflow, a 5-workflow subset, a trigger), ${Math.round((1 - REPEAT_SHARE) * 100)}% are distinct (random 7–120-day periods over all workflows, one workflow or a 2–5-workflow subset, a quarter with a trigger; none repeated). Each row starts with an empty cache. Target: ≥ ${TARGET_RATE} requests/s sustained with p99 ≤ ${TARGET_P99_MS} ms (met when the row without a rate limit, or the row offered ${TARGET_RATE}/s, completes ≥ 98% of it within that p99). Rows without an offered rate are autocannon's closed loop (its latencies, 1 ms resolution); the offered row is open loop (\`bench/paced.ts\`: requests at even intervals, latency from each request's due time, so a backlog shows as latency; "unfinished" when more than 1% were still waiting 10 s after the run). Latencies in ms.`,
+    `Sustained mix at ${records} raw records, over HTTP from a child process, ${CONNECTIONS} connections, ${SECONDS} s per row; ${REPEAT_SHARE * 100}% of requests repeat a dashboard-like set of ${repeats.length} queries (all workflows over 7/30/90/365 days, this month, one workflow, a 5-workflow subset, a trigger), ${Math.round((1 - REPEAT_SHARE) * 100)}% are distinct (random 7–120-day periods over all workflows, one workflow or a 2–5-workflow subset, a quarter with a trigger; none repeated). Each row starts with an empty cache. Target: ≥ ${TARGET_RATE} requests/s sustained with p99 ≤ ${TARGET_P99_MS} ms (met when the row without a rate limit, or the row offered ${TARGET_RATE}/s, completes ≥ 98% of it within that p99). Rows without an offered rate are autocannon's closed loop (its latencies, 1 ms resolution); the offered row is open loop (\`bench/paced.ts\`: requests at even intervals, latency from each request's due time, so a backlog shows as latency; "unfinished" when more than 1% were still waiting 10 s after the run). Latencies in ms.`,
     '',
     table(['run', 'requests/s', 'p50', 'p99', 'errors + timeouts', 'target'], rows),
   ].join('\n');

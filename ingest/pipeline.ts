@@ -197,7 +197,7 @@ export class Pipeline {
         const lists = new Set<number>();
         for (const [id, tz] of zones) if (dating.get(id)?.timezone !== tz) lists.add(id);
         for (const [id, d] of dating) if (!d.done) lists.add(id);
-        for (const id of lists) await this.ensureDated(id, { takeOver: true });
+        await this.ensureDatedAll([...lists], { takeOver: true });
         if (lists.size > 0) this.log.info({ lists: lists.size }, 'unfinished list re-dating completed');
         const pending = (await this.erasures?.pending()) ?? [];
         if (pending.length > 0) {
@@ -276,7 +276,69 @@ export class Pipeline {
         );
       }
     }
-    for (const id of lists) await this.ensureDated(id);
+    await this.ensureDatedAll(lists);
+  }
+
+  /**
+   * `ensureDated` for many lists. Embedded, in a constant number of engine statements for the whole
+   * batch however many lists it names (a catalog of 10,000 lists, or a batch of many tenants' activity):
+   * one look-up of the zones and datings of those not known yet, one claim insert, one look-up of
+   * which of them have earlier rows (rebuilt one by one: the rebuild is the work), one done insert, and
+   * the look-up once more. In server mode list by list: other processes claim there (see `ensureDated`).
+   */
+  private async ensureDatedAll(
+    listIds: number[],
+    opts: { takeOver?: boolean } = {},
+  ): Promise<Map<number, { gen: number; timeZone: string }>> {
+    const out = new Map<number, { gen: number; timeZone: string }>();
+    let pending: number[] = [];
+    for (const id of listIds) {
+      const known = opts.takeOver ? undefined : this.dated.get(id);
+      if (known) out.set(id, known);
+      else pending.push(id);
+    }
+    if (!this.events.soleWriter) {
+      for (const id of pending) out.set(id, await this.ensureDated(id, opts));
+      return out;
+    }
+    // Until the zones dated in are still the catalog's after the fact (as `ensureDated`): the look-up
+    // after a round finds every list done, so a batch costs two more statements, not two per list.
+    while (pending.length > 0) {
+      const [zones, dating] = await Promise.all([
+        this.catalog.storedTimezones(pending),
+        this.events.dating(pending),
+      ]);
+      const claims: { listId: number; gen: number; timeZone: string }[] = [];
+      for (const id of pending) {
+        const timeZone = zones.get(id)!;
+        const d = dating.get(id);
+        // The only writer: a generation not done is a dead process's or a failed attempt's.
+        if (d && d.timezone === timeZone && d.done) {
+          const dated = { gen: d.gen, timeZone };
+          this.dated.set(id, dated);
+          out.set(id, dated);
+          continue;
+        }
+        this.dated.delete(id);
+        claims.push({ listId: id, gen: (d?.gen ?? 0) + 1, timeZone });
+        if (d)
+          this.log.info({ list_id: id, gen: d.gen + 1, from: d.timezone, to: timeZone }, 're-dating a list');
+      }
+      if (claims.length === 0) break;
+      const rebuilt = new Set(await this.events.redateAll(claims));
+      for (const { listId, gen } of claims)
+        if (rebuilt.has(listId))
+          await this.events
+            .dropOlderGenerations(listId, gen)
+            .catch((err: unknown) =>
+              this.log.warn(
+                { err, list_id: listId, gen },
+                'older generations of a list not dropped (unread)',
+              ),
+            );
+      pending = claims.map((c) => c.listId);
+    }
+    return out;
   }
 
   /**
@@ -328,9 +390,7 @@ export class Pipeline {
 
   /** Grouping date: the day the message was sent when the record says so, else its own timestamp. */
   private async date(records: ActivityRecord[]): Promise<DatedActivity[]> {
-    const lists = new Map<number, { gen: number; timeZone: string }>();
-    for (const r of records)
-      if (!lists.has(r.list_id)) lists.set(r.list_id, await this.ensureDated(r.list_id));
+    const lists = await this.ensureDatedAll([...new Set(records.map((r) => r.list_id))]);
     return records.map((record) => {
       const at = 'sent_at' in record && record.sent_at !== undefined ? record.sent_at : record.timestamp;
       const { gen, timeZone } = lists.get(record.list_id)!;

@@ -4,6 +4,8 @@ import { listAll } from '../query-api/lists/handler.js';
 import { transactionalTemplateRender } from '../query-api/render/handler.js';
 import type { RenderPool } from '../query-api/render/pool.js';
 import type { StatsCache } from '../query-api/stats/cache.js';
+import type { DayRows } from '../query-api/stats/day-rows.js';
+import type { CurrentGenerations } from '../shared/clickhouse/generations.js';
 import { automationStats } from '../query-api/stats/handler.js';
 import type { Catalog } from '../shared/catalog/catalog.js';
 import type { Db } from '../shared/clickhouse/client.js';
@@ -15,6 +17,9 @@ export interface OperationDeps {
   db: Db;
   catalog: Catalog;
   statsCache: StatsCache;
+  /** Embedded: each list's current dating generation and its day rows held in memory (stats reads). */
+  generations?: CurrentGenerations;
+  dayRows?: DayRows;
   renderer: RenderPool;
   log: Logger;
 }
@@ -24,6 +29,8 @@ export function apiOperations(deps: OperationDeps): Record<string, Operation> {
   const { config, db, catalog, statsCache, renderer, log } = deps;
   const statsDeps = {
     db,
+    generations: deps.generations,
+    dayRows: deps.dayRows,
     catalog,
     defaultTimezone: config.DEFAULT_TIMEZONE,
     maxPeriodDays: config.MAX_PERIOD_DAYS,

@@ -6,6 +6,7 @@ import { DemoTenant } from '../ingest/demo-tenant.js';
 import type { IngestSink } from '../ingest/sink.js';
 import { RenderPool } from '../query-api/render/pool.js';
 import { StatsCache, statsCacheOptions } from '../query-api/stats/cache.js';
+import { statsDayRows, type DayRows } from '../query-api/stats/day-rows.js';
 import { Catalog } from '../shared/catalog/catalog.js';
 import { openDb, type Db } from '../shared/clickhouse/client.js';
 import { EventStore } from '../shared/clickhouse/event-store.js';
@@ -33,6 +34,8 @@ export interface Service {
   pipeline: Pipeline;
   /** automation.stats' per-day rows, invalidated by this process's writes (README: STATS_CACHE_MS). */
   statsCache: StatsCache;
+  /** Embedded: lists' per-day stats rows held in memory (undefined in server mode or when off). */
+  dayRows: DayRows | undefined;
   /** Where POST /ingest sends records: the pipeline, or Kafka when KAFKA_BROKERS is set. */
   sink: IngestSink;
   worker: IngestWorker | undefined;
@@ -119,9 +122,10 @@ async function bringUp(
   const catalog = new Catalog(db, config.DEFAULT_TIMEZONE, log);
   catalog.startPolling(config.CATALOG_POLL_MS);
   const statsCache = new StatsCache(statsCacheOptions(config));
+  const events = new EventStore(db, config.DEDUP_WINDOW_DAYS);
   const pipeline = new Pipeline(
     catalog,
-    new EventStore(db, config.DEDUP_WINDOW_DAYS),
+    events,
     config.INGEST_BATCH_SIZE,
     log,
     (lists) => (lists === 'all' ? statsCache.bumpAll() : statsCache.bump(lists)),
@@ -146,7 +150,9 @@ async function bringUp(
     queueDeadlineMs: config.RENDER_QUEUE_DEADLINE_MS,
   });
   readTemplateCacheFrom(() => renderer.stats().cache);
-  const operations = apiOperations({ config, db, catalog, statsCache, renderer, log });
+  const dayRows = statsDayRows(db, events.generations, statsCache, config, log);
+  const stats = { statsCache, generations: events.generations, dayRows };
+  const operations = apiOperations({ config, db, catalog, ...stats, renderer, log });
   const consumerLag = worker ? consumerLagReader(config) : undefined;
   gate.open(
     serviceApp({
@@ -172,6 +178,7 @@ async function bringUp(
     catalog,
     pipeline,
     statsCache,
+    dayRows,
     sink,
     worker,
     ingestToken: token,

@@ -126,6 +126,19 @@ const envSchema = z.object({
    */
   STATS_CACHE_MS: optionalString.pipe(z.coerce.number<string>().int().min(0).max(86_400_000).optional()),
   /**
+   * Embedded: connections to the store that serve automation.stats reads beside the writer's (the engine
+   * runs one statement at a time per connection, so reads neither queue behind writes nor behind each
+   * other). 0: stats reads share the writer's connection. Ignored with CLICKHOUSE_URL (the HTTP client
+   * keeps its own pool of connections to the server).
+   */
+  STATS_READ_CONNECTIONS: int(2, 0, 16),
+  /**
+   * Embedded: how many per-day answer rows (daily_scopes) of recently asked lists automation.stats holds
+   * in memory to answer all-workflow and one-workflow requests without an engine read (a list of 50
+   * workflows and 3 triggers over a year is ~75,000 rows, ~30 MB). 0: none held.
+   */
+  STATS_MEMORY_ROWS: int(300_000, 0, 10_000_000),
+  /**
    * Template renders waiting for a render worker, over all users (one user may fill at most half); a
    * render that finds the queue full answers 503 with Retry-After (docs/configuration.md).
    */

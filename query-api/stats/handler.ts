@@ -1,5 +1,6 @@
 import type { Catalog } from '../../shared/catalog/catalog.js';
 import type { Db } from '../../shared/clickhouse/client.js';
+import type { CurrentGenerations } from '../../shared/clickhouse/generations.js';
 import { readDailyStats } from '../../shared/clickhouse/stats-store.js';
 import { authorize } from '../api12/auth.js';
 import type { Caller } from '../api12/operation.js';
@@ -16,15 +17,20 @@ import {
 import { toStatsRecord } from './answer.js';
 import type { StatsRecord } from './record.js';
 import type { StatsCache } from './cache.js';
+import type { DayRows } from './day-rows.js';
 import { resolvePeriod, type PeriodParams } from './period.js';
 
 export const MAX_WORKFLOW_IDS = 1000;
 
 export interface StatsDeps {
   db: Db;
+  /** Embedded: each list's current dating generation, held by the writer (server mode: looked up). */
+  generations?: CurrentGenerations;
   catalog: Catalog;
   defaultTimezone: string;
   maxPeriodDays: number;
+  /** Embedded: lists' per-day answers held in memory (absent: every uncached answer reads the engine). */
+  dayRows?: DayRows;
   /** The per-day rows, cached per list version (absent or disabled: always read). */
   cache?: StatsCache;
 }
@@ -68,7 +74,10 @@ export async function automationStats(
     fixed ?? resolvePeriod(periodParams, list?.timezone ?? deps.defaultTimezone, deps.maxPeriodDays);
   const query = { listId, workflowIds, triggerId, ...period };
   const currency = list?.currency ?? 'RON';
-  const answer = async () =>
-    JsonAnswer.from((await readDailyStats(deps.db, query)).map((d) => toStatsRecord(d, listId, currency)));
+  const answer = async () => {
+    const days =
+      (await deps.dayRows?.rows(query)) ?? (await readDailyStats(deps.db, query, deps.generations));
+    return JsonAnswer.from(days.map((d) => toStatsRecord(d, listId, currency)));
+  };
   return deps.cache ? deps.cache.read(query, currency, answer) : answer();
 }

@@ -60,7 +60,7 @@ export function engineArgs(backupRoot: string): string[] {
 export async function openChdb(
   path: string,
   backupRoot: string,
-): Promise<{ chdb: ChdbConnection; session: ChdbSession }> {
+): Promise<{ chdb: ChdbConnection; session: ChdbSession; connect: () => ChdbConnection }> {
   let engine: ChdbModule;
   let sessions: ChdbSessionModule;
   try {
@@ -74,7 +74,12 @@ export async function openChdb(
     );
   }
   const session = new sessions.Session(path, { connectionArgs: engineArgs(backupRoot) });
-  return { chdb: engine.createChdbConnection({ path }), session };
+  // `connect`: more connections to the same engine and path (read connections).
+  return {
+    chdb: engine.createChdbConnection({ path }),
+    session,
+    connect: () => engine.createChdbConnection({ path }),
+  };
 }
 type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
 
@@ -112,6 +117,9 @@ export class Db {
    */
   faultInjector: ((what: string) => Promise<void>) | undefined;
 
+  /** Connections that serve `read` (embedded: beside the writer's), with their statements in flight. */
+  private readers: { client: ClickHouseClient; busy: number }[] = [];
+
   constructor(
     private readonly client: ClickHouseClient,
     readonly mode: 'embedded' | 'server',
@@ -133,6 +141,35 @@ export class Db {
       });
       return rs.json<T>();
     });
+  }
+
+  /**
+   * A read that may run beside other statements: on the least busy of the read connections when there
+   * are any (each runs one statement at a time), else as `query`.
+   */
+  async read<T>(sql: string, params: Params = {}, settings: ClickHouseSettings = {}): Promise<T[]> {
+    if (this.readers.length === 0) return this.query<T>(sql, params, settings);
+    let reader = this.readers[0]!;
+    for (const r of this.readers) if (r.busy < reader.busy) reader = r;
+    reader.busy++;
+    try {
+      return await this.track(sql, async () => {
+        const rs = await reader.client.query({
+          query: sql,
+          query_params: params,
+          format: 'JSONEachRow',
+          clickhouse_settings: settings,
+        });
+        return rs.json<T>();
+      });
+    } finally {
+      reader.busy--;
+    }
+  }
+
+  /** Adds connections that serve `read` (already in the right database). */
+  addReaders(clients: ClickHouseClient[]): void {
+    this.readers.push(...clients.map((client) => ({ client, busy: 0 })));
   }
 
   async command(sql: string, params: Params = {}, settings: ClickHouseSettings = {}): Promise<void> {
@@ -175,6 +212,7 @@ export class Db {
   async close(): Promise<void> {
     this.closing = true;
     if (this.inFlight > 0) await new Promise<void>((r) => (this.drained = r));
+    await Promise.all(this.readers.map((r) => r.client.close()));
     await this.client.close();
     this.session?.close();
   }
@@ -224,13 +262,19 @@ async function openEmbedded(config: Config): Promise<Db> {
   const path = resolve(config.DATA_DIR);
   // The whole store is in here: only this user may enter what we create (docs/operations.md "Start-up").
   mkdirSync(path, { recursive: true, mode: 0o700 });
-  const { chdb, session } = await openChdb(path, config.BACKUP_ROOT);
+  const { chdb, session, connect } = await openChdb(path, config.BACKUP_ROOT);
   // chdb ships its own copy of the client-common types; the runtime interface is the same.
   const client = createClient({ connection: chdb as unknown as ClientConnection });
   const db = new Db(client, 'embedded', chdb, undefined, session);
   // chDB ignores the client's `database` option; USE holds for the rest of the session.
   await db.command(`CREATE DATABASE IF NOT EXISTS ${database}`);
   await db.command(`USE ${database}`);
+  // Sessions of the same engine at the same path: they see every write of the writer's at once.
+  const readers = Array.from({ length: config.STATS_READ_CONNECTIONS }, () =>
+    createClient({ connection: connect() as unknown as ClientConnection }),
+  );
+  for (const reader of readers) await reader.command({ query: `USE ${database}` });
+  db.addReaders(readers);
   return db;
 }
 

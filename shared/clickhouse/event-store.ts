@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { toDateTime64 } from '../dates.js';
 import type { ActivityRecord } from '../records/index.js';
 import { encodeRows, type Db } from './client.js';
+import { CurrentGenerations } from './generations.js';
 import { EVENT_COLUMNS, REDATE_SETS, STATS_NAMES, STATS_SELECT } from './schema.js';
 
 /** An activity record placed on its grouping date, in the time zone of its list's dating generation. */
@@ -132,10 +133,18 @@ export class EventStore {
     return this.db.mode === 'embedded';
   }
 
+  /**
+   * Embedded: each list's current dating generation, told by this store as it marks generations done,
+   * for readers (undefined in server mode, where readers look it up in the same statement).
+   */
+  readonly generations: CurrentGenerations | undefined;
+
   constructor(
     private readonly db: Db,
     private readonly dedupWindowDays: number,
-  ) {}
+  ) {
+    this.generations = db.mode === 'embedded' ? new CurrentGenerations(db) : undefined;
+  }
 
   /**
    * Bound the dedup ledger: event_ids keeps an id for the window plus LEDGER_MARGIN_DAYS, then a merge
@@ -307,7 +316,48 @@ export class EventStore {
       [[listId, gen, timeZone, 1, this.instance]],
       `done:${listId}:${gen}`,
     );
+    this.generations?.done(listId, gen);
     return { rebuilt: Boolean(earlier?.n) };
+  }
+
+  /**
+   * `claim` and `redate` for many lists at once, in a constant number of statements (a catalog batch
+   * of thousands of new lists would otherwise cost a handful of statements per list). Embedded only:
+   * there no other process claims, so a claim is this instance's without a look-up; a server's claims
+   * need the per-(list, generation) deduplication token of `claim`. A list with earlier rows is
+   * rebuilt as `redate` does (two statements of its own: the work itself); the others (seen for the
+   * first time) cost nothing per list. Returns the lists that were rebuilt.
+   */
+  async redateAll(claims: { listId: number; gen: number; timeZone: string }[]): Promise<number[]> {
+    if (!this.soleWriter) throw new Error('redateAll is for the embedded store, whose only writer this is');
+    if (claims.length === 0) return [];
+    const rows = (done: number) => claims.map((c) => [c.listId, c.gen, c.timeZone, done, this.instance]);
+    // The same rows make the same token: a retry of this very insert is a no-op, another batch is not.
+    const token = (done: number) =>
+      `claims:${done}:` +
+      createHash('sha256')
+        .update(claims.map((c) => `${c.listId}:${c.gen}`).join(','))
+        .digest('hex');
+    const columns = ['list_id', 'gen', 'timezone', 'done', 'owner'];
+    await this.db.insert('list_dating', columns, rows(0), token(0));
+    const lists = claims.map((c) => c.listId);
+    const earlier = await this.db.query<{ list_id: number }>(
+      `SELECT DISTINCT list_id FROM events
+       WHERE list_id IN {lists:Array(UInt64)}
+         AND gen < transform(list_id, {lists:Array(UInt64)}, {gens:Array(UInt64)}, toUInt64(0))`,
+      { lists, gens: claims.map((c) => c.gen) },
+      INT_SETTINGS,
+    );
+    const rebuild = new Set(earlier.map((r) => r.list_id));
+    for (const c of claims) {
+      if (!rebuild.has(c.listId)) continue;
+      const p = { list: c.listId, gen: c.gen, tz: c.timeZone };
+      await this.db.command(REDATE_SETS, p, { insert_deduplication_token: randomUUID() });
+      await this.db.command(recomputeScopes('list_id = {list:UInt64} AND gen = {gen:UInt64}'), p);
+    }
+    await this.db.insert('list_dating', columns, rows(1), token(1));
+    for (const c of claims) this.generations?.done(c.listId, c.gen);
+    return [...rebuild];
   }
 
   /**

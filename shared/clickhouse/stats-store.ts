@@ -1,4 +1,5 @@
 import type { Db } from './client.js';
+import type { CurrentGenerations } from './generations.js';
 import { CURRENT_GEN, SCOPE_COUNTERS, STATS_SELECT, type DayCounters } from './schema.js';
 
 export interface StatsQuery {
@@ -17,32 +18,81 @@ export const READ_SETTINGS = {
   output_format_json_quote_64bit_integers: 0,
 } as const;
 
-const FROM_SCOPES = `
+/** The list's current generation: given (embedded, held in memory) or looked up in the same statement. */
+const GEN = (known: boolean) => (known ? '{gen:UInt64}' : CURRENT_GEN);
+
+const FROM_SCOPES = (known: boolean) => `
   SELECT toString(day) AS date, ${SCOPE_COUNTERS.join(', ')}, value_ron, value_eur
   FROM daily_scopes FINAL
   WHERE list_id = {list:UInt64} AND workflow_id = {workflow:UInt64} AND trigger_id = {trigger:UInt64}
-    AND day BETWEEN {from:Date} AND {to:Date} AND gen = ${CURRENT_GEN}
+    AND day BETWEEN {from:Date} AND {to:Date} AND gen = ${GEN(known)}
   ORDER BY day`;
 
-const FROM_SETS = `
+const FROM_SETS = (known: boolean) => `
   SELECT toString(day) AS date, ${STATS_SELECT}
   FROM daily_sets
   WHERE list_id = {list:UInt64} AND workflow_id IN {workflows:Array(UInt64)}
     AND ({trigger:UInt64} = 0 OR trigger_id = {trigger:UInt64})
-    AND day BETWEEN {from:Date} AND {to:Date} AND gen = ${CURRENT_GEN}
+    AND day BETWEEN {from:Date} AND {to:Date} AND gen = ${GEN(known)}
   GROUP BY day
   ORDER BY day`;
 
-/** The SQL a stats request runs: precomputed rows for all/one workflow, a bitmap union for subsets. */
-export function statsSql(q: StatsQuery): { sql: string; params: Record<string, unknown> } {
-  const common = { list: q.listId, trigger: q.triggerId ?? 0, from: q.from, to: q.to };
+/**
+ * The SQL a stats request runs: precomputed rows for all/one workflow, a bitmap union for subsets;
+ * in the list's generation `gen` when it is known, else in the current one looked up by the statement.
+ */
+export function statsSql(q: StatsQuery, gen?: number): { sql: string; params: Record<string, unknown> } {
+  const known = gen !== undefined;
+  const common = {
+    list: q.listId,
+    trigger: q.triggerId ?? 0,
+    from: q.from,
+    to: q.to,
+    ...(known ? { gen } : {}),
+  };
   if (q.workflowIds === null || q.workflowIds.length === 1) {
-    return { sql: FROM_SCOPES, params: { ...common, workflow: q.workflowIds?.[0] ?? 0 } };
+    return { sql: FROM_SCOPES(known), params: { ...common, workflow: q.workflowIds?.[0] ?? 0 } };
   }
-  return { sql: FROM_SETS, params: { ...common, workflows: q.workflowIds } };
+  return { sql: FROM_SETS(known), params: { ...common, workflows: q.workflowIds } };
 }
 
-export async function readDailyStats(db: Db, q: StatsQuery): Promise<DayCounters[]> {
-  const { sql, params } = statsSql(q);
-  return db.query<DayCounters>(sql, params, READ_SETTINGS);
+/**
+ * The per-day rows of a stats answer, in one engine statement. With `generations` (embedded) the list's
+ * current generation comes from memory; a re-dating that completes during the read (its older
+ * generation may then be dropped under it) makes the read run again in the new one, so the answer is
+ * always of one whole generation that was current while it was read.
+ */
+export async function readDailyStats(
+  db: Db,
+  q: StatsQuery,
+  generations?: CurrentGenerations,
+): Promise<DayCounters[]> {
+  if (!generations) {
+    const { sql, params } = statsSql(q);
+    return db.read<DayCounters>(sql, params, READ_SETTINGS);
+  }
+  for (;;) {
+    const gen = await generations.of(q.listId);
+    const { sql, params } = statsSql(q, gen);
+    const rows = await db.read<DayCounters>(sql, params, READ_SETTINGS);
+    if ((await generations.of(q.listId)) === gen) return rows;
+  }
+}
+
+/** A day of one (workflow, trigger) scope of a list, as `listScopes` reads it. */
+export type ScopeDay = DayCounters & { workflow_id: number; trigger_id: number };
+
+/**
+ * Every daily_scopes row of a list in generation `gen` (the precomputed answers of all workflows and
+ * of each workflow, with and without a trigger), by scope and day: what `FROM_SCOPES` reads a slice of.
+ */
+export function listScopes(db: Db, listId: number, gen: number): Promise<ScopeDay[]> {
+  return db.read<ScopeDay>(
+    `SELECT workflow_id, trigger_id, toString(day) AS date, ${SCOPE_COUNTERS.join(', ')}, value_ron, value_eur
+     FROM daily_scopes FINAL
+     WHERE list_id = {list:UInt64} AND gen = {gen:UInt64}
+     ORDER BY workflow_id, trigger_id, day`,
+    { list: listId, gen },
+    READ_SETTINGS,
+  );
 }

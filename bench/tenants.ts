@@ -1,0 +1,228 @@
+import { createHash } from 'node:crypto';
+import { localDate } from '../shared/dates.js';
+import { checkRecord, type MailstatsRecord } from '../shared/records/index.js';
+import type { Service } from '../service/start.js';
+import { BENCH, benchBatches, rng } from './stats-data.js';
+import { distinctSet } from './stats-mix.js';
+import { benchService, fmt, measure, percentile, table } from './support.js';
+
+/** Issue 20's many-tenant workload: the one-list bench's records spread over this many lists. */
+const LISTS = 10_000;
+const WORKFLOWS_PER_LIST = 3;
+const KEY = 'bench-key';
+/** Bodies of POST /ingest (records of the bench's shape: 75k fit the 10 MiB limit; bench/ingest.ts). */
+const BODY_RECORDS = 75_000;
+const CATALOG_BODY_RECORDS = 25_000;
+/** Records of the pipeline-alone rows (after the HTTP rows, new ids). */
+const ALONE = 300_000;
+const TARGET = { catalogRate: 20_000, ingestShare: 0.8, statsP50Over: 1.2 };
+
+/** List ids by Zipf's law (s = 1): rank k draws ∝ 1/k, so the busiest list has ~10% of the records. */
+function zipf(n: number, seed: number): () => number {
+  const cdf = new Float64Array(n);
+  let sum = 0;
+  for (let k = 1; k <= n; k++) cdf[k - 1] = sum += 1 / k;
+  const rnd = rng(seed);
+  return () => {
+    const u = rnd() * sum;
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cdf[mid]! < u) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo + 1;
+  };
+}
+
+const user = () => ({
+  type: 'user',
+  user_id: 1,
+  api_key_sha256: createHash('sha256').update(KEY).digest('hex'),
+});
+
+/** Per list: the list, a grant to the bench user, 3 workflows (5 records; 50,000 for 10,000 lists). */
+function catalogBodies(lists: number): string[] {
+  const records: unknown[] = [user()];
+  for (let id = 1; id <= lists; id++) {
+    records.push({ type: 'list', list_id: id, name: `list ${id}`, timezone: 'Europe/Bucharest' });
+    records.push({ type: 'list_access', user_id: 1, list_id: id, granted: true });
+    for (let w = 1; w <= WORKFLOWS_PER_LIST; w++)
+      records.push({ type: 'workflow', workflow_id: id * 10 + w, list_id: id, name: `wf ${w}` });
+  }
+  const out: string[] = [];
+  for (let i = 0; i < records.length; i += CATALOG_BODY_RECORDS)
+    out.push(
+      records
+        .slice(i, i + CATALOG_BODY_RECORDS)
+        .map((r) => JSON.stringify(r))
+        .join('\n'),
+    );
+  return out;
+}
+
+/** The one-list bench's records (bench/stats-data.ts), each moved to a list drawn by `listOf`. */
+function activityBodies(total: number, today: string, listOf: () => number): string[] {
+  const out: string[] = [];
+  for (const batch of benchBatches(total, BODY_RECORDS, 't', today))
+    out.push(batch.map(({ record }) => JSON.stringify({ ...record, list_id: listOf() })).join('\n'));
+  return out;
+}
+
+async function post(svc: Service, bodies: string[]): Promise<number> {
+  let records = 0;
+  const t = Date.now();
+  for (const body of bodies) {
+    const res = await fetch(`${svc.url}/ingest`, {
+      method: 'POST',
+      body,
+      headers: { authorization: 'Bearer bench', 'content-type': 'application/x-ndjson' },
+    });
+    const answer = (await res.json()) as { accepted: number; rejected: unknown[] };
+    if (res.status !== 200 || answer.rejected.length > 0)
+      throw new Error(`ingest answered ${res.status}: ${JSON.stringify(answer).slice(0, 300)}`);
+    records += answer.accepted;
+  }
+  return records / ((Date.now() - t) / 1000);
+}
+
+/** Records already validated, for the pipeline alone: as POST /ingest hands them over after parsing. */
+function activityRecords(
+  total: number,
+  today: string,
+  prefix: string,
+  listOf: () => number,
+): MailstatsRecord[][] {
+  const out: MailstatsRecord[][] = [];
+  for (const batch of benchBatches(total, BODY_RECORDS, prefix, today))
+    out.push(
+      batch.map(({ record }) => {
+        const check = checkRecord({ ...record, list_id: listOf() });
+        if (!check.ok) throw new Error(check.reason);
+        return check.record;
+      }),
+    );
+  return out;
+}
+
+/**
+ * The pipeline's write alone (dating + store: no HTTP, no parsing) of `batches`, records/s, and the
+ * share of it the engine spent recomputing the touched (list, day) answers (daily_scopes).
+ */
+async function pipelineAlone(
+  svc: Service,
+  batches: MailstatsRecord[][],
+): Promise<{ rate: number; recompute: number }> {
+  const db = svc.db;
+  const command = db.command.bind(db);
+  let recompute = 0;
+  db.command = async (sql, params, settings) => {
+    const t = performance.now();
+    try {
+      return await command(sql, params, settings);
+    } finally {
+      if (/^\s*INSERT INTO daily_scopes/.test(sql)) recompute += performance.now() - t;
+    }
+  };
+  const t = performance.now();
+  for (const b of batches) await svc.pipeline.write(b);
+  const ms = performance.now() - t;
+  db.command = command;
+  const records = batches.reduce((n, b) => n + b.length, 0);
+  return { rate: records / (ms / 1000), recompute: recompute / ms };
+}
+
+/** Sequential distinct stats requests (answer cache off) for one list: latencies in ms, sorted. */
+async function distinctStats(svc: Service, listId: number, today: string, runs: number): Promise<number[]> {
+  const paths = distinctSet(today, runs + 20, 99).map(
+    (q) => `${svc.url}/api/1.2/rest/1/${KEY}/automation.stats.json?list_id=${listId}&${q}`,
+  );
+  svc.statsCache.enabled = false;
+  let i = 0;
+  const times = await measure(async () => {
+    const res = await fetch(paths[i++]!);
+    if (res.status !== 200) throw new Error(`stats answered ${res.status}: ${await res.text()}`);
+    await res.arrayBuffer();
+  }, runs);
+  svc.statsCache.enabled = true;
+  return times;
+}
+
+/**
+ * Many tenants (issue 20): the catalog of 10,000 lists, then 1M records over them (Zipf) against the
+ * same records on one list, and distinct stats reads of the busiest list against the one list's,
+ * each pair in this same run.
+ */
+export async function tenantsBench(total = 1_000_000, runs = 200): Promise<string> {
+  const today = localDate(Date.now(), 'Europe/Bucharest');
+  const rows: (string | number)[][] = [];
+  const rate = (v: number) => Math.round(v).toLocaleString('en-US');
+
+  // One list: its catalog, then the records, then distinct stats (the peer of every many-list row).
+  const one = await benchService();
+  await post(one, catalogBodies(1));
+  const oneRate = await post(
+    one,
+    activityBodies(total, today, () => BENCH.listId),
+  );
+  for (const t of ['daily_sets', 'daily_scopes']) await one.db.command(`OPTIMIZE TABLE ${t} FINAL`);
+  const oneStats = await distinctStats(one, BENCH.listId, today, runs);
+  const oneAlone = await pipelineAlone(
+    one,
+    activityRecords(ALONE, today, 'w', () => BENCH.listId),
+  );
+  await one.close();
+
+  const many = await benchService();
+  const catalog = catalogBodies(LISTS);
+  const catalogRecords = catalog.reduce((n, b) => n + b.split('\n').length, 0);
+  const catalogRate = await post(many, catalog);
+  rows.push([
+    `catalog of ${LISTS.toLocaleString('en-US')} lists (list, grant, ${WORKFLOWS_PER_LIST} workflows each: ${catalogRecords.toLocaleString('en-US')} records in bodies of ${CATALOG_BODY_RECORDS.toLocaleString('en-US')}), POST /ingest`,
+    `${rate(catalogRate)} records/s`,
+    '',
+    `≥ ${rate(TARGET.catalogRate)} records/s`,
+    catalogRate >= TARGET.catalogRate ? 'met' : '**missed**',
+  ]);
+  const draw = zipf(LISTS, 11);
+  const manyRate = await post(many, activityBodies(total, today, draw));
+  rows.push([
+    `${total / 1e6}M records over ${LISTS.toLocaleString('en-US')} lists (Zipf), POST /ingest`,
+    `${rate(manyRate)} records/s`,
+    `one list: ${rate(oneRate)} records/s (${Math.round((manyRate / oneRate) * 100)}%)`,
+    `≥ ${TARGET.ingestShare * 100}% of one list`,
+    manyRate >= TARGET.ingestShare * oneRate ? 'met' : '**missed**',
+  ]);
+  const manyAlone = await pipelineAlone(many, activityRecords(ALONE, today, 'w', zipf(LISTS, 12)));
+  const pct = (v: number) => `${Math.round(v * 100)}%`;
+  rows.push([
+    `the pipeline alone (dating + store, no HTTP), ${ALONE / 1000}k more records over the ${LISTS.toLocaleString('en-US')} lists`,
+    `${rate(manyAlone.rate)} records/s (${pct(manyAlone.recompute)} of it the day recompute)`,
+    `one list: ${rate(oneAlone.rate)} records/s (${pct(oneAlone.recompute)}) (${pct(manyAlone.rate / oneAlone.rate)})`,
+    '',
+    '(the limit: the engine statements of a write)',
+  ]);
+  for (const t of ['daily_sets', 'daily_scopes']) await many.db.command(`OPTIMIZE TABLE ${t} FINAL`);
+  const oneP50 = percentile(oneStats, 50);
+  for (const [name, listId] of [
+    ['the busiest list (~10% of the records)', 1],
+    ['a list of rank 100 (~0.1%)', 100],
+  ] as const) {
+    const times = await distinctStats(many, listId, today, runs);
+    const p50 = percentile(times, 50);
+    rows.push([
+      `distinct stats (answer cache off), ${name}, p50 / p99 ms`,
+      `${fmt(p50)} / ${fmt(percentile(times, 99))}`,
+      `one list (${total / 1e6}M records): ${fmt(oneP50)} / ${fmt(percentile(oneStats, 99))}`,
+      `p50 ≤ ${TARGET.statsP50Over}× one list's`,
+      p50 <= TARGET.statsP50Over * oneP50 ? 'met' : '**missed**',
+    ]);
+  }
+  await many.close();
+  return [
+    `Many tenants, embedded store, each row against its one-list peer measured in this same run (a fresh service each). Records: the stats bench's ${total / 1e6}M records (bench/stats-data.ts), their list drawn by Zipf's law (s = 1) over ${LISTS.toLocaleString('en-US')} lists; the one-list peer sends the same records to one list. Bodies of ${BODY_RECORDS.toLocaleString('en-US')} records, sequential. Distinct stats: ${runs} sequential requests after 20 warm-ups, each a different query (random 7–120-day periods over all workflows, one workflow or a 2–5-workflow subset, a quarter with a trigger; as the stats mix), after \`OPTIMIZE … FINAL\`.`,
+    '',
+    table(['path', 'measured', 'peer (same run)', 'target', 'verdict'], rows),
+  ].join('\n');
+}
