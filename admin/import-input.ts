@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import { BoundedBytes } from './bounded-bytes.js';
 
 /**
  * Reading import files (docs/lifecycle.md, "import") in bounded memory: NDJSON / JSON Lines, one JSON
@@ -92,44 +93,26 @@ export async function* lines(
   start: number,
   max = MAX_LINE_BYTES,
 ): AsyncGenerator<{ bytes: Buffer | undefined; end: number; head: string }> {
-  let parts: Buffer[] = [];
-  let size = 0;
-  let tooLong = false;
-  let head = '';
+  const line = new BoundedBytes(max);
   let offset = start;
   for await (const chunk of input) {
     let pos = 0;
     while (pos < chunk.length) {
       const nl = chunk.indexOf(10, pos);
       const stop = nl === -1 ? chunk.length : nl;
-      const seg = chunk.subarray(pos, stop);
-      if (!tooLong) {
-        if (size + seg.length > max) {
-          tooLong = true;
-          head = Buffer.concat([...parts, seg])
-            .subarray(0, 200)
-            .toString('utf8');
-          parts = [];
-          size = 0;
-        } else if (seg.length > 0) {
-          parts.push(seg);
-          size += seg.length;
-        }
-      }
+      line.add(chunk.subarray(pos, stop));
       offset += stop - pos;
       if (nl === -1) break;
       offset += 1;
-      yield tooLong
-        ? { bytes: undefined, end: offset, head }
-        : { bytes: parts.length === 1 ? parts[0]! : Buffer.concat(parts), end: offset, head: '' };
-      parts = [];
-      size = 0;
-      tooLong = false;
+      yield line.tooLong
+        ? { bytes: undefined, end: offset, head: line.head }
+        : { bytes: line.bytes(), end: offset, head: '' };
+      line.reset();
       pos = nl + 1;
     }
   }
-  if (tooLong) yield { bytes: undefined, end: offset, head };
-  else if (size > 0) yield { bytes: Buffer.concat(parts), end: offset, head: '' };
+  if (line.tooLong) yield { bytes: undefined, end: offset, head: line.head };
+  else if (!line.empty) yield { bytes: line.bytes(), end: offset, head: '' };
 }
 
 export const tooLongError = (what: string) => `${what} is longer than ${MAX_LINE_BYTES / (1024 * 1024)} MiB`;

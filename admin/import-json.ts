@@ -6,6 +6,7 @@ import {
   type Position,
   type SourceItem,
 } from './import-input.js';
+import { BoundedBytes } from './bounded-bytes.js';
 
 const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
 
@@ -24,27 +25,25 @@ export async function* jsonArrayItems(
   let depth = 0;
   let inString = false;
   let escaped = false;
-  let parts: Buffer[] = [];
-  let size = 0;
-  let tooLong = false;
-  let head = '';
+  const element = new BoundedBytes(MAX_LINE_BYTES);
   let elementStart = 0; // index in the current chunk where the element's bytes start
   const finish = (chunk: Buffer, stop: number, end: number): SourceItem => {
     index++;
-    if (!tooLong) {
-      parts.push(chunk.subarray(elementStart, stop));
+    // The element's last piece counts against the bound too (an element of 16 MiB and a few bytes
+    // whose end fell in a later chunk than its 16 MiB used to pass).
+    element.add(chunk.subarray(elementStart, stop));
+    if (!element.tooLong) {
       // Raw line breaks in JSON lie only between tokens (a string cannot hold one): one line per record.
-      const text = Buffer.concat(parts)
+      const text = element
+        .bytes()
         .toString('utf8')
         .trim()
         .replace(/[\r\n]+/g, ' ');
-      parts = [];
-      size = 0;
+      element.reset();
       return { line: index, end, through: index, text, original: cut(text) };
     }
-    tooLong = false;
-    parts = [];
-    size = 0;
+    const head = element.head;
+    element.reset();
     return {
       line: index,
       end,
@@ -96,20 +95,7 @@ export async function* jsonArrayItems(
         throw new ImportInputError(`${file}: data after the end of the JSON array (at byte ${offset + i})`);
       }
     }
-    if (state === 'element' && !tooLong) {
-      const seg = chunk.subarray(elementStart);
-      if (size + seg.length > MAX_LINE_BYTES) {
-        tooLong = true;
-        head = Buffer.concat([...parts, seg])
-          .subarray(0, 200)
-          .toString('utf8');
-        parts = [];
-        size = 0;
-      } else {
-        parts.push(seg);
-        size += seg.length;
-      }
-    }
+    if (state === 'element') element.add(chunk.subarray(elementStart));
     offset += chunk.length;
   }
   if (state === 'start') throw new ImportInputError(`${file}: no JSON array in the file`);

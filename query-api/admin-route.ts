@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { DecodedItem, IngestSink } from '../ingest/sink.js';
+import type { DeadLetter } from '../shared/dead-letter.js';
 import type { Logger } from '../shared/log.js';
 import { countIngest } from '../shared/metrics.js';
 import { ApiError } from '../shared/errors.js';
@@ -12,16 +13,6 @@ export interface ErasedList {
   list_id: number;
   subscribers: number;
   deleted: number;
-}
-
-/** A dead letter as `dlq export` writes it (docs/lifecycle.md). */
-export interface DeadLetter {
-  value: string | null;
-  reason: string;
-  topic: string;
-  partition: number;
-  offset: string;
-  time: string;
 }
 
 /** What the admin endpoints do; the composition root provides them (docs/lifecycle.md). */

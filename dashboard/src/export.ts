@@ -4,7 +4,7 @@ import { toCsv, toSpreadsheetCsv } from './csv.js';
 import { el } from './dom.js';
 import { resolvePreset, todayIn } from './period.js';
 import { state } from './state.js';
-import { DAY_COLUMNS, type StatsRecord } from './stats.js';
+import { DAY_COLUMNS, PURCHASE_AND_LOSS_COLUMNS, type StatsRecord } from './stats.js';
 import type { WorkflowRow } from './workflow-table.js';
 
 /** CSV downloads of the two tables. */
@@ -54,6 +54,7 @@ function workflowValues({ totals: t }: WorkflowRow): number[] {
   ];
 }
 
+/** The workflow table's CSV columns after id and name, in the order `workflowValues` gives them. */
 const WORKFLOW_FIELDS = [
   'sends_total',
   'sends_unique',
@@ -61,40 +62,20 @@ const WORKFLOW_FIELDS = [
   'opens_unique_percent',
   'clicks_unique',
   'clicks_unique_percent',
-  'purchase_count',
-  'purchases_value_ron',
-  'purchases_value_eur',
-  'purchases_value_aov_ron',
-  'purchases_value_aov_eur',
-  'bounce_total',
-  'unsub_total',
+  ...PURCHASE_AND_LOSS_COLUMNS,
 ] as const;
+
+const workflowRows = () =>
+  state.breakdown.map((b) => [b.workflow.workflow_id, b.workflow.name, ...workflowValues(b)]);
+
+/** The table of workflows with the API's field names and values. */
+export function exportWorkflows(): void {
+  const header = ['workflow_id', 'workflow_name', ...WORKFLOW_FIELDS];
+  download(`${fileStem()}-workflows.csv`, toCsv(header, workflowRows()));
+}
 
 /** The same, for a spreadsheet in a Romanian locale. */
 export function exportWorkflowsSpreadsheet(): void {
   const header = ['Workflow id', 'Workflow', ...WORKFLOW_FIELDS.map((f) => COLUMN_HEADERS[f])];
-  const rows = state.breakdown.map((b) => [b.workflow.workflow_id, b.workflow.name, ...workflowValues(b)]);
-  download(`${fileStem()}-workflows-excel-ro.csv`, toSpreadsheetCsv(header, rows));
-}
-
-export function exportWorkflows(): void {
-  const header = [
-    'workflow_id',
-    'workflow_name',
-    'sends_total',
-    'sends_unique',
-    'opens_unique',
-    'opens_unique_percent',
-    'clicks_unique',
-    'clicks_unique_percent',
-    'purchase_count',
-    'purchases_value_ron',
-    'purchases_value_eur',
-    'purchases_value_aov_ron',
-    'purchases_value_aov_eur',
-    'bounce_total',
-    'unsub_total',
-  ];
-  const rows = state.breakdown.map((b) => [b.workflow.workflow_id, b.workflow.name, ...workflowValues(b)]);
-  download(`${fileStem()}-workflows.csv`, toCsv(header, rows));
+  download(`${fileStem()}-workflows-excel-ro.csv`, toSpreadsheetCsv(header, workflowRows()));
 }

@@ -24,6 +24,17 @@ export const COUNT_FIELDS = [
 ] as const;
 export type CountField = (typeof COUNT_FIELDS)[number];
 
+/** Purchases, then bounces and unsubscribes: the same run of columns in the day and the workflow CSVs. */
+export const PURCHASE_AND_LOSS_COLUMNS = [
+  'purchase_count',
+  'purchases_value_ron',
+  'purchases_value_eur',
+  'purchases_value_aov_ron',
+  'purchases_value_aov_eur',
+  'bounce_total',
+  'unsub_total',
+] as const satisfies readonly (keyof StatsRecord)[];
+
 /** The numeric columns of the table of days and of its CSV, in the API's field names and order. */
 export const DAY_COLUMNS = [
   'sends_unique',
@@ -34,13 +45,7 @@ export const DAY_COLUMNS = [
   'clicks_unique',
   'clicks_total',
   'clicks_unique_percent',
-  'purchase_count',
-  'purchases_value_ron',
-  'purchases_value_eur',
-  'purchases_value_aov_ron',
-  'purchases_value_aov_eur',
-  'bounce_total',
-  'unsub_total',
+  ...PURCHASE_AND_LOSS_COLUMNS,
   'spam_total',
   'events_ok',
   'events_failed',

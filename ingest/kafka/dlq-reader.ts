@@ -1,16 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka, KafkaMessage } from 'kafkajs';
+import type { DeadLetter } from '../../shared/dead-letter.js';
 import type { Logger } from '../../shared/log.js';
-
-/** A dead letter as read back (docs/lifecycle.md, "dlq export"): the original value and where it came from. */
-export interface DeadLetterRecord {
-  value: string | null;
-  reason: string;
-  topic: string;
-  partition: number;
-  offset: string;
-  time: string;
-}
 
 const header = (m: KafkaMessage, name: string): string => {
   const v = m.headers?.[name];
@@ -30,7 +21,7 @@ export async function readDeadLetters(
   kafka: Kafka,
   topic: string,
   filter: { reason?: string; since?: number },
-  each: (letter: DeadLetterRecord) => Promise<void> | void,
+  each: (letter: DeadLetter) => Promise<void> | void,
   log: Logger,
 ): Promise<void> {
   const admin = kafka.admin();

@@ -1,10 +1,17 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO, DEMO_ORDER_PARAMS } from '../../ingest/demo-seed.js';
+import {
+  buildDashboard,
+  ensureChromium,
+  launchBrowser,
+  loaded,
+  shift,
+  todayIn,
+  type Browser,
+} from '../support/browser.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 /**
@@ -12,33 +19,13 @@ import { startTestService, type TestService } from '../support/service.js';
  * service with the demo tenant: every figure shown is compared with the API's own answer for the same
  * query, fetched here.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(process.cwd(), '.cache', 'screenshots');
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
-
-/** Chromium is a test requirement: installed when we are root, else a loud failure naming the command. */
-function ensureChromium(): void {
-  if (existsSync(CHROMIUM)) return;
-  if (process.getuid?.() === 0) {
-    execFileSync(
-      'sh',
-      [
-        '-c',
-        'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium',
-      ],
-      { stdio: 'inherit' },
-    );
-    if (existsSync(CHROMIUM)) return;
-  }
-  throw new Error(
-    `The dashboard's browser tests need Chromium at ${CHROMIUM}: install it with \`apt-get install -y chromium\``,
-  );
-}
 
 let service: TestService;
 let context: BrowserContext;
 let page: Page;
-let profile: string;
+let browser: Browser;
 const external: string[] = [];
 const pageErrors: string[] = [];
 
@@ -52,27 +39,10 @@ async function api(operation: string, params: object, key: string = DEMO.apiKey)
   return res.json();
 }
 
-const DAY = 86_400_000;
-const todayIn = (tz: string) =>
-  new Intl.DateTimeFormat('en-CA', {
-    timeZone: tz,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  }).format(new Date());
-const shift = (date: string, days: number) =>
-  new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY).toISOString().slice(0, 10);
 const int = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, '.');
 const cents = (c: number) => `${int(Math.trunc(c / 100))},${String(c % 100).padStart(2, '0')}`;
 const sum = (rows: any[], f: string) => rows.reduce((a, r) => a + r[f], 0);
 const sumCents = (rows: any[], f: string) => rows.reduce((a, r) => a + Math.round(r[f] * 100), 0);
-
-/** Waits until the dashboard shows a finished load (per-workflow table included). */
-async function loaded(): Promise<void> {
-  await page.waitForFunction(() => document.getElementById('app')?.dataset.state === 'loaded', null, {
-    timeout: 60_000,
-  });
-}
 
 const kpi = (key: string) => page.locator(`[data-kpi="${key}"] .kpi-value`).innerText();
 const kpiChange = (key: string) => page.locator(`[data-kpi="${key}"] .kpi-change`).innerText();
@@ -185,30 +155,12 @@ async function tabTo(selector: string, key: 'Tab' | 'Shift+Tab' = 'Tab'): Promis
 
 beforeAll(async () => {
   ensureChromium();
-  // The page under test is built from the current sources (the same build `npm install` runs).
-  execFileSync(process.execPath, ['dashboard/build.mjs'], { stdio: 'inherit' });
+  buildDashboard();
   service = await startTestService({ SEED_DEMO: 'true' });
   expect(service.seeded).toBe(true);
   mkdirSync(SHOTS, { recursive: true });
-  profile = mkdtempSync(join(tmpdir(), 'mailstats-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    acceptDownloads: true,
-    viewport: { width: 1280, height: 900 },
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(60_000);
+  browser = await launchBrowser();
+  ({ context, page } = browser);
   context.on('request', (r) => {
     const url = new URL(r.url());
     if (['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol) && !LOOPBACK.has(url.hostname))
@@ -219,8 +171,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await context?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await browser?.close();
   await service?.stop();
 });
 
@@ -245,7 +196,7 @@ describe('dashboard in Chromium (demo tenant)', () => {
     await page.keyboard.press('Tab');
     await page.keyboard.type(DEMO.apiKey);
     await page.keyboard.press('Enter');
-    await loaded();
+    await loaded(page);
     expect(page.url()).not.toContain(DEMO.apiKey);
     expect(await page.locator('#api-key').inputValue()).toBe('');
     const lists: any[] = await api('list.all', {});
@@ -293,7 +244,7 @@ describe('dashboard in Chromium (demo tenant)', () => {
     await expect
       .poll(() => page.locator('#period-text').innerText())
       .toContain(`${shift(today, -6)} – ${today}`);
-    await loaded();
+    await loaded(page);
     for (const id of ['chart-activity', 'chart-revenue'] as const) {
       const after = await chartOf(id);
       const old = id === 'chart-activity' ? before.activity : before.revenue;
@@ -313,7 +264,7 @@ describe('dashboard in Chromium (demo tenant)', () => {
     await expect
       .poll(() => page.locator('#period-text').innerText())
       .toContain(`${shift(today, -29)} – ${today}`);
-    await loaded();
+    await loaded(page);
   });
 
   it('per-workflow rows equal one stats call per workflow', async () => {
@@ -416,7 +367,7 @@ describe('dashboard in Chromium (demo tenant)', () => {
 
   it('switches period: last 7 days, last month, custom range', async () => {
     await page.selectOption('#period', 'days:7');
-    await loaded();
+    await loaded(page);
     const today = todayIn('Europe/Bucharest');
     await expectShownEqualsApi(
       { list_id: 1, days: 7 },
@@ -424,7 +375,7 @@ describe('dashboard in Chromium (demo tenant)', () => {
     );
 
     await page.selectOption('#period', 'last-month');
-    await loaded();
+    await loaded(page);
     const lastDay = shift(`${today.slice(0, 8)}01`, -1);
     // Compared with the whole month before it, whatever its length.
     const monthBeforeEnd = shift(`${lastDay.slice(0, 8)}01`, -1);
@@ -434,12 +385,12 @@ describe('dashboard in Chromium (demo tenant)', () => {
     );
 
     await page.selectOption('#period', 'custom');
-    await loaded();
+    await loaded(page);
     const [start, stop] = [shift(today, -20), shift(today, -10)];
     await page.fill('#start', start);
     await page.fill('#stop', stop);
     await page.locator('#stop').dispatchEvent('change');
-    await loaded();
+    await loaded(page);
     await expectShownEqualsApi(
       { list_id: 1, start_date: start, stop_date: stop },
       { list_id: 1, start_date: shift(start, -11), stop_date: shift(start, -1) },
@@ -470,7 +421,7 @@ describe('dashboard in Chromium (demo tenant)', () => {
     page.off('request', count);
     expect(calls).toEqual([]);
     await page.selectOption('#period', 'days:30');
-    await loaded();
+    await loaded(page);
   });
 
   it('the last-90-days and this-month presets show what the API answers for the same days', async () => {
@@ -481,7 +432,7 @@ describe('dashboard in Chromium (demo tenant)', () => {
       .toContain(
         `${shift(today, -89)} – ${today}, compared with ${shift(today, -179)} – ${shift(today, -90)}`,
       );
-    await loaded();
+    await loaded(page);
     const ninety = await expectShownEqualsApi(
       { list_id: 1, days: 90 },
       { list_id: 1, start_date: shift(today, -179), stop_date: shift(today, -90) },
@@ -501,7 +452,7 @@ describe('dashboard in Chromium (demo tenant)', () => {
     await expect
       .poll(() => page.locator('#period-text').innerText())
       .toContain(`${first} – ${today}, compared with ${shift(first, -len)} – ${shift(first, -1)}`);
-    await loaded();
+    await loaded(page);
     const month = await expectShownEqualsApi(
       { list_id: 1, start_date: first, stop_date: today },
       { list_id: 1, start_date: shift(first, -len), stop_date: shift(first, -1) },
@@ -514,21 +465,21 @@ describe('dashboard in Chromium (demo tenant)', () => {
     await expect
       .poll(() => page.locator('#period-text').innerText())
       .toContain(`${shift(today, -29)} – ${today}`);
-    await loaded();
+    await loaded(page);
   });
 
   it('filters by workflows and trigger', async () => {
     await page.check('#workflow-list input[value="1"]');
-    await loaded();
+    await loaded(page);
     await page.check('#workflow-list input[value="3"]');
-    await loaded();
+    await loaded(page);
     await expectShownEqualsApi({ list_id: 1, days: 30, workflow_ids: [1, 3] }, undefined);
     const keys = await page.locator('#wf tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.key));
     expect(keys).toEqual(['1', '3']);
 
     await page.fill('#trigger', '10');
     await page.locator('#trigger').dispatchEvent('change');
-    await loaded();
+    await loaded(page);
     const rows = await expectShownEqualsApi(
       { list_id: 1, days: 30, workflow_ids: [1, 3], trigger_id: 10 },
       undefined,
@@ -540,11 +491,11 @@ describe('dashboard in Chromium (demo tenant)', () => {
 
     await page.fill('#trigger', '');
     await page.locator('#trigger').dispatchEvent('change');
-    await loaded();
+    await loaded(page);
     await page.uncheck('#workflow-list input[value="1"]');
-    await loaded();
+    await loaded(page);
     await page.uncheck('#workflow-list input[value="3"]');
-    await loaded();
+    await loaded(page);
   });
 
   it('list, period and a workflow can be picked with the keyboard alone', async () => {
@@ -553,14 +504,14 @@ describe('dashboard in Chromium (demo tenant)', () => {
     await tabTo('#list');
     await page.keyboard.press('ArrowDown');
     await expect.poll(() => page.locator('#list-meta').innerText()).toContain('Europe/London');
-    await loaded();
+    await loaded(page);
     await expectShownEqualsApi(
       { list_id: 2, days: 30 },
       { list_id: 2, start_date: shift(london, -59), stop_date: shift(london, -30) },
     );
     await page.keyboard.press('ArrowUp');
     await expect.poll(() => page.locator('#list-meta').innerText()).toContain('Europe/Bucharest');
-    await loaded();
+    await loaded(page);
     expect(await page.locator('#list').inputValue()).toBe('1');
 
     // Last 30 days → the next option, Last 90 days.
@@ -570,7 +521,7 @@ describe('dashboard in Chromium (demo tenant)', () => {
     await expect
       .poll(() => page.locator('#period-text').innerText())
       .toContain(`${shift(today, -89)} – ${today}`);
-    await loaded();
+    await loaded(page);
     expect(await page.locator('#period').inputValue()).toBe('days:90');
     await expectShownEqualsApi(
       { list_id: 1, days: 90 },
@@ -581,7 +532,7 @@ describe('dashboard in Chromium (demo tenant)', () => {
     await tabTo('#workflow-list input[value="1"]');
     await page.keyboard.press('Space');
     await expect.poll(() => page.locator('#workflow-list input[value="1"]').isChecked()).toBe(true);
-    await loaded();
+    await loaded(page);
     await expectShownEqualsApi(
       { list_id: 1, days: 90, workflow_ids: [1] },
       { list_id: 1, start_date: shift(today, -179), stop_date: shift(today, -90), workflow_ids: [1] },
@@ -592,13 +543,13 @@ describe('dashboard in Chromium (demo tenant)', () => {
     // And back: Space unticks, Shift+Tab to the period, ArrowUp to the last 30 days.
     await page.keyboard.press('Space');
     await expect.poll(() => page.locator('#workflow-list input[value="1"]').isChecked()).toBe(false);
-    await loaded();
+    await loaded(page);
     await tabTo('#period', 'Shift+Tab');
     await page.keyboard.press('ArrowUp');
     await expect
       .poll(() => page.locator('#period-text').innerText())
       .toContain(`${shift(today, -29)} – ${today}`);
-    await loaded();
+    await loaded(page);
     await expectShownEqualsApi(
       { list_id: 1, days: 30 },
       { list_id: 1, start_date: shift(today, -59), stop_date: shift(today, -30) },
@@ -607,7 +558,7 @@ describe('dashboard in Chromium (demo tenant)', () => {
 
   it('switches list: list 2 in its own time zone and currency', async () => {
     await page.selectOption('#list', '2');
-    await loaded();
+    await loaded(page);
     const meta = await page.locator('#list-meta').innerText();
     expect(meta).toContain('Europe/London');
     expect(meta).toContain('EUR');
@@ -619,7 +570,7 @@ describe('dashboard in Chromium (demo tenant)', () => {
     const keys = await page.locator('#wf tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.key));
     expect(keys).toEqual(['6', '7']);
     await page.selectOption('#list', '1');
-    await loaded();
+    await loaded(page);
   });
 
   it('renders a template as the API does, in a sandboxed frame, and shows its errors as they come', async () => {
@@ -684,7 +635,7 @@ describe('dashboard in Chromium (demo tenant)', () => {
 
   it('keeps the key in this tab only: a reload stays signed in, Sign out forgets it', async () => {
     await page.reload();
-    await loaded();
+    await loaded(page);
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
     expect(await context.cookies()).toEqual([]);
     await page.click('#sign-out');

@@ -1,41 +1,32 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STATS_PARAMETERS } from '../support/api-operations.js';
+import { launchBrowser, type Browser } from '../support/browser.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 /**
  * /docs as a reader sees it: swagger-ui (Debian's Chromium driven by playwright-core) rendering the
  * service's OpenAPI document. A screenshot is left in .cache/screenshots/docs.png.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(process.cwd(), '.cache', 'screenshots');
 
 let service: TestService;
-let context: BrowserContext;
 let page: Page;
-let profile: string;
+let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`the /docs browser test needs Chromium at ${CHROMIUM}`);
   service = await startTestService();
   mkdirSync(SHOTS, { recursive: true });
-  profile = mkdtempSync(join(tmpdir(), 'mailstats-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 2400 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic'],
-  });
-  page = context.pages()[0] ?? (await context.newPage());
+  browser = await launchBrowser({ width: 1280, height: 2400 });
+  page = browser.page;
   await page.goto(`${service.url}/docs`);
   await page.locator('.opblock').first().waitFor({ timeout: 60_000 });
 });
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await service?.stop();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 describe('/docs (swagger-ui)', () => {
@@ -53,17 +44,7 @@ describe('/docs (swagger-ui)', () => {
     const rows = block.locator('tr[data-param-name]');
     await rows.first().waitFor();
     const names = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-param-name')));
-    expect(names).toEqual([
-      'user_id',
-      'api_key',
-      'list_id',
-      'workflow_ids',
-      'trigger_id',
-      'start_date',
-      'stop_date',
-      'days',
-      'month',
-    ]);
+    expect(names).toEqual(['user_id', 'api_key', ...STATS_PARAMETERS]);
     for (let i = 0; i < names.length; i++) {
       const row = rows.nth(i);
       const type = await row.locator('.parameter__type').innerText();

@@ -1,24 +1,13 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grant, listAdd, userAdd, UsageError, withIngestToken } from '../../admin/commands.js';
+import { adminCli } from '../support/admin-cli.js';
 import { startTestService, type TestService } from '../support/service.js';
 
-const root = resolve(import.meta.dirname, '../..');
-
-function admin(args: string[], env: Record<string, string> = {}, stdin?: string) {
-  return new Promise<{ code: number | null; out: string; err: string }>((ok) => {
-    const child = execFile(
-      process.execPath,
-      ['--import', 'tsx', 'admin/cli.ts', ...args],
-      { cwd: root, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, timeout: 60_000 },
-      (_e, stdout, stderr) => ok({ code: child.exitCode, out: stdout, err: stderr }),
-    );
-    child.stdin?.end(stdin ?? '');
-  });
-}
+const admin = (args: string[], env: Record<string, string> = {}, stdin?: string) =>
+  adminCli(args, env, { stdin, timeout: 60_000 });
 
 let service: TestService;
 let env: Record<string, string>;

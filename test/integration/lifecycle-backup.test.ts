@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import {
   mkdirSync,
   mkdtempSync,
@@ -9,36 +8,19 @@ import {
   readdirSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectedStats, type RawActivity } from '../support/expected-stats.js';
-import { activityStream, STREAM_PERIOD } from '../support/kafka.js';
+import { adminCli } from '../support/admin-cli.js';
+import type { RawActivity } from '../support/expected-stats.js';
+import { activityStream, STREAM_LISTS, STREAM_PERIOD, streamStats } from '../support/kafka.js';
 import { Restartable } from '../support/restartable.js';
 import { tenant } from '../support/service.js';
 
-const root = resolve(import.meta.dirname, '../..');
 const ADMIN = 'backup-admin-token-0123456789-abcdef0123456789';
 const USER = 6;
 const KEY = 'backup-key';
-const LISTS = [
-  { list_id: 10, timezone: 'Europe/Bucharest' },
-  { list_id: 11, timezone: 'America/New_York' },
-];
+const LISTS = STREAM_LISTS;
 const SHAPES = ['', '&workflow_ids=2', '&workflow_ids=1,3,4', '&workflow_ids=2,3'];
-
-function admin(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; out: string; err: string }>((ok) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'admin/cli.ts', ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (err += b.toString()));
-    child.on('exit', (code) => ok({ code, out, err }));
-  });
-}
 
 /** backup during a continuous ingest, restore into an empty DATA_DIR: the same answers (docs/lifecycle.md). */
 describe('backup and restore', () => {
@@ -81,7 +63,7 @@ describe('backup and restore', () => {
     await new Promise((r) => setTimeout(r, 1_500));
     const asked = Date.now();
     const env = { MAILSTATS_URL: source.svc!.url!, ADMIN_TOKEN: ADMIN };
-    const b = await admin(['backup', backupDir], env);
+    const b = await adminCli(['backup', backupDir], env);
     const answered = Date.now();
     expect(b.code, b.err).toBe(0);
     expect(b.out).toMatch(new RegExp(`backup written to ${backupDir} \\(schema version \\d+, [\\d.]+ s\\)`));
@@ -96,7 +78,7 @@ describe('backup and restore', () => {
     // The engine binds one data directory per process: the source stops before the restored one starts.
     await source.stop();
     // Restore (service stopped: a DATA_DIR of its own, empty) and start on it.
-    const r = await admin(['restore', backupDir], { DATA_DIR: restored.dir });
+    const r = await adminCli(['restore', backupDir], { DATA_DIR: restored.dir });
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/restored .* into /);
     await restored.start();
@@ -118,27 +100,17 @@ describe('backup and restore', () => {
     model = all.filter((m) => held.has(m.event_id));
     for (const list of LISTS)
       for (const shape of SHAPES) {
-        const workflowIds = shape ? shape.slice('&workflow_ids='.length).split(',').map(Number) : undefined;
-        const q = {
-          listId: list.list_id,
-          tz: list.timezone,
-          currency: 'RON',
-          from: '2026-11-01',
-          to: '2026-11-20',
-        };
-        expect(await statsOf(restored, list.list_id, shape)).toEqual(
-          expectedStats(model, { ...q, workflowIds }),
-        );
+        expect(await statsOf(restored, list.list_id, shape)).toEqual(streamStats(model, list, shape));
       }
   }, 600_000);
 
   it('refuses a non-empty DATA_DIR, a directory that is not a backup, a newer schema, a used backup directory', async () => {
     const env = { MAILSTATS_URL: restored.svc!.url!, ADMIN_TOKEN: ADMIN };
-    const used = await admin(['backup', backupDir], env);
+    const used = await adminCli(['backup', backupDir], env);
     expect(used.code).toBe(1);
     expect(used.err).toMatch(/is not empty: a backup goes into a new or empty directory/);
 
-    const nonEmpty = await admin(['restore', backupDir], { DATA_DIR: source.dir });
+    const nonEmpty = await adminCli(['restore', backupDir], { DATA_DIR: source.dir });
     expect(nonEmpty.code).toBe(2);
     expect(nonEmpty.err).toMatch(/DATA_DIR .* is not empty; restore fills an empty data directory/);
 
@@ -146,7 +118,7 @@ describe('backup and restore', () => {
     const notBackup = join(work, 'not-a-backup');
     mkdirSync(notBackup);
     writeFileSync(join(notBackup, 'x.txt'), 'hello');
-    const r1 = await admin(['restore', notBackup], { DATA_DIR: empty });
+    const r1 = await adminCli(['restore', notBackup], { DATA_DIR: empty });
     expect(r1.code).toBe(2);
     expect(r1.err).toMatch(/is not a mailstats backup \(no mailstats-backup\.json/);
     expect(existsSync(empty)).toBe(false); // nothing half-done
@@ -162,14 +134,14 @@ describe('backup and restore', () => {
         created_at: '',
       }),
     );
-    const r2 = await admin(['restore', newer], { DATA_DIR: empty });
+    const r2 = await adminCli(['restore', newer], { DATA_DIR: empty });
     expect(r2.code).toBe(2);
     expect(r2.err).toMatch(/is from a newer mailstats \(schema version 999/);
     expect(existsSync(empty) ? readdirSync(empty) : []).toEqual([]);
 
-    const missing = await admin(['restore', join(work, 'nowhere')], { DATA_DIR: empty });
+    const missing = await adminCli(['restore', join(work, 'nowhere')], { DATA_DIR: empty });
     expect(missing.err).toMatch(/does not exist/);
-    const relative = await admin(['backup'], env);
+    const relative = await adminCli(['backup'], env);
     expect(relative.code).toBe(2);
   }, 300_000);
 });

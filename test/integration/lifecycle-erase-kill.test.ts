@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { expectedStats, type RawActivity } from '../support/expected-stats.js';
-import { activityStream, STREAM_PERIOD } from '../support/kafka.js';
+import type { RawActivity } from '../support/expected-stats.js';
+import { activityStream, STREAM_PERIOD, streamStats } from '../support/kafka.js';
 import {
   INGEST_TOKEN,
   spawnService,
@@ -46,14 +46,7 @@ describe('erase across a killed service', () => {
         `${service!.base}/api/1.2/rest/${USER}/${KEY}/automation.stats.json?list_id=10${STREAM_PERIOD}`,
       )
     ).json();
-  const expected = (records: RawActivity[]) =>
-    expectedStats(records, {
-      listId: 10,
-      tz: LIST.timezone,
-      currency: 'RON',
-      from: '2026-11-01',
-      to: '2026-11-20',
-    });
+  const expected = (records: RawActivity[]) => streamStats(records, LIST);
 
   it('is all or nothing, and finished at the next start', async () => {
     service = await spawnService(ENV, dataDir);

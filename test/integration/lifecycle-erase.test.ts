@@ -1,36 +1,20 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { expectedStats, type RawActivity } from '../support/expected-stats.js';
-import { activityStream, STREAM_PERIOD } from '../support/kafka.js';
+import { adminCli } from '../support/admin-cli.js';
+import type { RawActivity } from '../support/expected-stats.js';
+import { activityStream, STREAM_LISTS, STREAM_PERIOD, streamStats } from '../support/kafka.js';
 import { scrape, metricValue } from '../support/metrics.js';
 import { Restartable } from '../support/restartable.js';
 import { tenant } from '../support/service.js';
 
 const USER = 4;
 const KEY = 'erase-key';
-const LISTS = [
-  { list_id: 10, timezone: 'Europe/Bucharest' },
-  { list_id: 11, timezone: 'America/New_York' },
-];
+const LISTS = STREAM_LISTS;
 const ADMIN = 'test-admin-token-0123456789-abcdef0123456789';
 const SHAPES = ['', '&workflow_ids=2', '&workflow_ids=1,3,4', '&workflow_ids=2,3'];
-const shapeWorkflows = (s: string) =>
-  s === '' ? undefined : s.slice('&workflow_ids='.length).split(',').map(Number);
-
-const root = resolve(import.meta.dirname, '../..');
-function cli(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; out: string; err: string }>((ok) => {
-    const child = execFile(
-      process.execPath,
-      ['--import', 'tsx', 'admin/cli.ts', ...args],
-      { cwd: root, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, timeout: 120_000 },
-      (_e, out, err) => ok({ code: child.exitCode, out, err }),
-    );
-  });
-}
+const cli = (args: string[], env: Record<string, string>) => adminCli(args, env, { timeout: 120_000 });
 
 /**
  * Erasure (docs/lifecycle.md, "erase"): every answer for the list is what it would be had the
@@ -64,16 +48,7 @@ describe('erase', () => {
   async function expectAnswers(records: RawActivity[]) {
     for (const list of LISTS)
       for (const shape of SHAPES)
-        expect(await stats(list.list_id, shape)).toEqual(
-          expectedStats(records, {
-            listId: list.list_id,
-            tz: list.timezone,
-            currency: 'RON',
-            from: '2026-11-01',
-            to: '2026-11-20',
-            workflowIds: shapeWorkflows(shape),
-          }),
-        );
+        expect(await stats(list.list_id, shape)).toEqual(streamStats(records, list, shape));
   }
 
   it('the ingest token cannot erase; a missing or unknown list is a clear error', async () => {

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import {
   existsSync,
   mkdtempSync,
@@ -10,50 +9,18 @@ import {
   closeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectedStats, type RawActivity } from '../support/expected-stats.js';
-import { activityStream, STREAM_PERIOD } from '../support/kafka.js';
+import { adminCli } from '../support/admin-cli.js';
+import type { RawActivity } from '../support/expected-stats.js';
+import { activityStream, STREAM_LISTS, STREAM_PERIOD, streamStats } from '../support/kafka.js';
 import { startTestService, tenant, type TestService } from '../support/service.js';
 
-const root = resolve(import.meta.dirname, '../..');
 const ADMIN = 'import-admin-token-0123456789-abcdef0123456789';
 const USER = 5;
 const KEY = 'import-key';
-const LISTS = [
-  { list_id: 10, timezone: 'Europe/Bucharest' },
-  { list_id: 11, timezone: 'America/New_York' },
-];
-
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  out: string;
-  err: string;
-}
-
-/** The admin CLI as an operator runs it; `onSpawn` may kill it. */
-function admin(
-  args: string[],
-  env: Record<string, string>,
-  opts: { stdin?: string; onSpawn?: (kill: () => void) => void } = {},
-): Promise<Run> {
-  return new Promise((ok) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'admin/cli.ts', ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (err += b.toString()));
-    child.stdin.end(opts.stdin ?? '');
-    opts.onSpawn?.(() => child.kill('SIGKILL'));
-    child.on('exit', (code, signal) => ok({ code, signal, out, err }));
-  });
-}
+const LISTS = STREAM_LISTS;
 
 describe('import', () => {
   let svc: TestService;
@@ -78,15 +45,7 @@ describe('import', () => {
   async function expectCounted() {
     for (const list of LISTS)
       for (const shape of ['', '&workflow_ids=2', '&workflow_ids=1,3']) {
-        const workflowIds = shape ? shape.slice('&workflow_ids='.length).split(',').map(Number) : undefined;
-        const q = {
-          listId: list.list_id,
-          tz: list.timezone,
-          currency: 'RON',
-          from: '2026-11-01',
-          to: '2026-11-20',
-        };
-        expect(await stats(list.list_id, shape)).toEqual(expectedStats(model, { ...q, workflowIds }));
+        expect(await stats(list.list_id, shape)).toEqual(streamStats(model, list, shape));
       }
   }
 
@@ -97,7 +56,7 @@ describe('import', () => {
     writeFileSync(file, [...catalog, ...wire].map((r) => JSON.stringify(r)).join('\n') + '\n');
     const checkpoint = `${file}.import-checkpoint`;
     let sawCheckpoint = false;
-    const killed = await admin(['import', '--chunk-records', '4000', file], env, {
+    const killed = await adminCli(['import', '--chunk-records', '4000', file], env, {
       onSpawn: (kill) => {
         const poll = setInterval(() => {
           if (existsSync(checkpoint)) {
@@ -114,7 +73,7 @@ describe('import', () => {
     expect(cp.line).toBeGreaterThan(0);
     expect(cp.line).toBeLessThan(catalog.length + wire.length);
 
-    const resumed = await admin(['import', '--resume', '--chunk-records', '4000', file], env);
+    const resumed = await adminCli(['import', '--resume', '--chunk-records', '4000', file], env);
     expect(resumed.code, resumed.err).toBe(0);
     expect(resumed.err).toMatch(new RegExp(`resuming after line ${cp.line}`));
     expect(
@@ -128,7 +87,7 @@ describe('import', () => {
     const answer = (await stats(10)) as { sends_total: number }[];
     expect(answer.reduce((n, d) => n + d.sends_total, 0)).toBe(sends);
 
-    const again = await admin(['import', file], env);
+    const again = await adminCli(['import', file], env);
     expect(again.code, again.err).toBe(0);
     await expectCounted();
   }, 600_000);
@@ -164,7 +123,7 @@ describe('import', () => {
       .map((r) => fields.map((f) => (r[f] === undefined ? '' : String(r[f]))).join(','));
     const csv = join(dir, 'c.csv.gz');
     writeFileSync(csv, gzipSync([fields.join(','), ...csvRows].join('\r\n') + '\r\n'));
-    const ok = await admin(['import', json, gz, csv], env);
+    const ok = await adminCli(['import', json, gz, csv], env);
     expect(ok.code, ok.err).toBe(0);
     expect(ok.out).toMatch(/a\.json: accepted 100, rejected 0/);
     expect(ok.out).toMatch(/b\.ndjson\.gz: accepted 100, rejected 0/);
@@ -181,7 +140,7 @@ describe('import', () => {
         'send,x3,10,1,0,2026-11-10T10:00:00Z\n' +
         '"send","x4",10,1,"2",1794304800000\n',
     );
-    const r = await admin(['import', bad], env);
+    const r = await adminCli(['import', bad], env);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/accepted 2, rejected 2 \(see .*bad\.csv\.rejected\.ndjson\)/);
     const rejected = readFileSync(`${bad}.rejected.ndjson`, 'utf8')
@@ -223,7 +182,7 @@ describe('import', () => {
       subscriber_id: 9,
       timestamp: '2026-11-12T12:00:00Z',
     };
-    const r = await admin(['import', '-'], env, { stdin: JSON.stringify(rec) + '\n' });
+    const r = await adminCli(['import', '-'], env, { stdin: JSON.stringify(rec) + '\n' });
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/stdin: accepted 1, rejected 0/);
     model.push({ ...rec, at: Date.parse(rec.timestamp) });
@@ -257,7 +216,7 @@ describe('import', () => {
       [[join(dir, 'missing.ndjson')], /missing\.ndjson: no such file/],
     ];
     for (const [args, message] of cases) {
-      const r = await admin(['import', ...args], env);
+      const r = await adminCli(['import', ...args], env);
       expect(r.code, `${args.join(' ')}: ${r.err}`).not.toBe(0);
       expect(r.err).toMatch(message);
     }
@@ -269,7 +228,7 @@ describe('import', () => {
     for (let i = 0; i < 17; i++) writeSync(fd, block);
     writeSync(fd, `"}\n${good.replace('never', 'after-long')}\n`);
     closeSync(fd);
-    const r = await admin(['import', long], env);
+    const r = await adminCli(['import', long], env);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/accepted 1, rejected 1/);
     const [rej] = readFileSync(`${long}.rejected.ndjson`, 'utf8')
@@ -301,18 +260,21 @@ describe('import', () => {
         timestamp: '2026-11-10T00:00:00Z',
       }),
     );
-    const wrong = await admin(['import', file], { ...env, ADMIN_TOKEN: 'wrong-token' });
+    const wrong = await adminCli(['import', file], { ...env, ADMIN_TOKEN: 'wrong-token' });
     expect(wrong.code).toBe(1);
     expect(wrong.err).toMatch(/refused the admin token/);
-    const ingest = await admin(['import', file], {
+    const ingest = await adminCli(['import', file], {
       ...env,
       ADMIN_TOKEN: 'test-ingest-token-0123456789abcdef',
     });
     expect(ingest.err).toMatch(/refused the admin token/);
-    const missing = await admin(['import', file], { MAILSTATS_URL: svc.url!, DATA_DIR: dir });
+    const missing = await adminCli(['import', file], { MAILSTATS_URL: svc.url!, DATA_DIR: dir });
     expect(missing.code).toBe(2);
     expect(missing.err).toMatch(/no admin token: set ADMIN_TOKEN/);
-    const away = await admin(['import', file], { ADMIN_TOKEN: ADMIN, MAILSTATS_URL: 'http://127.0.0.1:9' });
+    const away = await adminCli(['import', file], {
+      ADMIN_TOKEN: ADMIN,
+      MAILSTATS_URL: 'http://127.0.0.1:9',
+    });
     expect(away.code).toBe(1);
     expect(away.err).toMatch(
       /cannot reach mailstats at http:\/\/127\.0\.0\.1:9 .*--url.*MAILSTATS_URL or PORT/,

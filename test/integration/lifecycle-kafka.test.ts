@@ -1,36 +1,26 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { expectedStats, type RawActivity } from '../support/expected-stats.js';
-import { activityStream, kafkaEnv, produce, STREAM_PERIOD, testKafka } from '../support/kafka.js';
+import { adminCli } from '../support/admin-cli.js';
+import type { RawActivity } from '../support/expected-stats.js';
+import {
+  activityStream,
+  kafkaEnv,
+  produce,
+  STREAM_LISTS,
+  STREAM_PERIOD,
+  streamStats,
+  testKafka,
+} from '../support/kafka.js';
 import { metricValue, scrape } from '../support/metrics.js';
 import { Restartable } from '../support/restartable.js';
 import { tenant } from '../support/service.js';
 
-const root = resolve(import.meta.dirname, '../..');
 const ADMIN = 'kafka-admin-token-0123456789-abcdef0123456789';
 const USER = 7;
 const KEY = 'kafka-lifecycle-key';
-const LISTS = [
-  { list_id: 10, timezone: 'Europe/Bucharest' },
-  { list_id: 11, timezone: 'America/New_York' },
-];
-
-function admin(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; out: string; err: string }>((ok) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'admin/cli.ts', ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (err += b.toString()));
-    child.on('exit', (code) => ok({ code, out, err }));
-  });
-}
+const LISTS = STREAM_LISTS;
 
 /** Erasure and dead letters with the real broker (docs/lifecycle.md). */
 describe('life cycle in Kafka mode', () => {
@@ -60,17 +50,8 @@ describe('life cycle in Kafka mode', () => {
   async function expectCounted(timeout = 120_000) {
     for (const list of LISTS)
       for (const shape of ['', '&workflow_ids=2', '&workflow_ids=1,3']) {
-        const workflowIds = shape ? shape.slice('&workflow_ids='.length).split(',').map(Number) : undefined;
-        const q = {
-          listId: list.list_id,
-          tz: list.timezone,
-          currency: 'RON',
-          from: '2026-11-01',
-          to: '2026-11-20',
-        };
         await vi.waitFor(
-          async () =>
-            expect(await stats(list.list_id, shape)).toEqual(expectedStats(model, { ...q, workflowIds })),
+          async () => expect(await stats(list.list_id, shape)).toEqual(streamStats(model, list, shape)),
           { timeout, interval: 500 },
         );
       }
@@ -86,7 +67,7 @@ describe('life cycle in Kafka mode', () => {
     // More records (the subscriber's among them) are being consumed while the erasure runs.
     const second = activityStream(20_000, 52);
     const producing = produce(kafka, env.KAFKA_EVENTS_TOPIC, second.wire);
-    const erased = await admin(['erase', '--list', '10', '--subscriber', String(subscriber)], {
+    const erased = await adminCli(['erase', '--list', '10', '--subscriber', String(subscriber)], {
       MAILSTATS_URL: svc.svc!.url!,
       ADMIN_TOKEN: ADMIN,
     });
@@ -131,17 +112,17 @@ describe('life cycle in Kafka mode', () => {
     await produce(kafka, env.KAFKA_EVENTS_TOPIC, [...broken, 'not json at all']);
     await vi.waitFor(
       async () => {
-        const s = await admin(['dlq', 'stats'], url);
+        const s = await adminCli(['dlq', 'stats'], url);
         expect(s.code, s.err).toBe(0);
         expect(s.out).toMatch(/^4 dead letters$/m);
       },
       { timeout: 120_000, interval: 1_000 },
     );
-    const stats_ = await admin(['dlq', 'stats'], url);
+    const stats_ = await adminCli(['dlq', 'stats'], url);
     expect(stats_.out).toMatch(/^\s+3 {2}workflow_id: is required$/m);
 
     const file = join(work, 'dead.ndjson');
-    const ex = await admin(['dlq', 'export', '--reason', 'workflow_id', file], url);
+    const ex = await adminCli(['dlq', 'export', '--reason', 'workflow_id', file], url);
     expect(ex.code, ex.err).toBe(0);
     const letters = readFileSync(file, 'utf8')
       .trim()
@@ -154,9 +135,9 @@ describe('life cycle in Kafka mode', () => {
       expect(l.offset).toMatch(/^\d+$/);
       expect(Number.isFinite(Date.parse(l.time))).toBe(true);
     }
-    const since = await admin(['dlq', 'export', '--since', '2999-01-01T00:00:00Z'], url);
+    const since = await adminCli(['dlq', 'export', '--since', '2999-01-01T00:00:00Z'], url);
     expect(since.out).toBe('');
-    const badSince = await admin(['dlq', 'export', '--since', 'yesterday'], url);
+    const badSince = await adminCli(['dlq', 'export', '--since', 'yesterday'], url);
     expect(badSince.code).toBe(2);
     expect(badSince.err).toMatch(/--since "yesterday" is not a time/);
 
@@ -167,7 +148,7 @@ describe('life cycle in Kafka mode', () => {
       letters.map((l) => JSON.stringify({ ...JSON.parse(l.value as string), workflow_id: 2 })).join('\n') +
         '\n',
     );
-    const imp = await admin(['import', fixed], url);
+    const imp = await adminCli(['import', fixed], url);
     expect(imp.code, imp.err).toBe(0);
     model.push(...broken.map((b) => ({ ...b, workflow_id: 2, at: Date.parse(b.timestamp) })));
     await expectCounted();
@@ -175,7 +156,7 @@ describe('life cycle in Kafka mode', () => {
 
   it('backup in Kafka mode carries the Kafka progress; the restored store answers the same', async () => {
     const dir = join(work, 'backup');
-    const b = await admin(['backup', dir], { MAILSTATS_URL: svc.svc!.url!, ADMIN_TOKEN: ADMIN });
+    const b = await adminCli(['backup', dir], { MAILSTATS_URL: svc.svc!.url!, ADMIN_TOKEN: ADMIN });
     expect(b.code, b.err).toBe(0);
     // The newest range per partition (the table is a ReplacingMergeTree: merges fold older rows away).
     const progress = () =>
@@ -192,7 +173,7 @@ describe('life cycle in Kafka mode', () => {
 
     const restored = new Restartable({ ...env, ADMIN_TOKEN: ADMIN });
     try {
-      const r = await admin(['restore', dir], { DATA_DIR: restored.dir });
+      const r = await adminCli(['restore', dir], { DATA_DIR: restored.dir });
       expect(r.code, r.err).toBe(0);
       await restored.start();
       const db = restored.svc!.db;

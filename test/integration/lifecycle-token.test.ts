@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,35 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../shared/config.js';
 import { capturingLogger } from '../support/raw-http.js';
 import { startTestService } from '../support/service.js';
+import { startupOutput } from '../support/startup-output.js';
+
+const startMain = (env: Record<string, string>) => startupOutput(env, /admin: .*\n/);
 
 /** The admin token (docs/lifecycle.md): generated into DATA_DIR/admin-token, 0600, never printed or logged. */
-async function startMain(env: Record<string, string>): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      PORT: '0',
-      SEED_DEMO: 'false',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (c) => (output += String(c)));
-  child.stderr.on('data', (c) => (output += String(c)));
-  const exited = new Promise<void>((ok) => child.on('exit', () => ok()));
-  try {
-    for (let i = 0; i < 1200 && !/admin: .*\n/.test(output); i++) {
-      if (child.exitCode !== null) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return output;
-  } finally {
-    child.kill('SIGTERM');
-    await exited;
-  }
-}
-
 describe('admin token', () => {
   it('generated: kept in DATA_DIR/admin-token (0600), the banner says where, the token appears nowhere', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mailstats-admin-token-'));

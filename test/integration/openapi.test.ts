@@ -4,6 +4,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORDS_SCHEMA_FILE, recordsSchemaText } from '../../scripts/schemas.js';
 import { recordSchema } from '../../shared/records/index.js';
+import { REST_OPERATIONS, STATS_PARAMETERS } from '../support/api-operations.js';
 import { sha256, startTestService, tenant, type TestService } from '../support/service.js';
 
 /**
@@ -132,13 +133,7 @@ describe('OpenAPI document', () => {
   });
 
   it('documents every operation under the REST path, by GET and POST, and POST /ingest', () => {
-    for (const op of [
-      'automation.stats',
-      'transactional.templateRender',
-      'list.all',
-      'automation.workflows',
-      'transactional.templates',
-    ]) {
+    for (const op of REST_OPERATIONS) {
       const item = doc.paths[base(op)]!;
       expect(item.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual([
         'path:user_id',
@@ -151,15 +146,7 @@ describe('OpenAPI document', () => {
       ).toEqual(['get', 'post']);
     }
     const stats = doc.paths[base('automation.stats')]!.get;
-    expect(stats.parameters.map((p: { name: string }) => p.name)).toEqual([
-      'list_id',
-      'workflow_ids',
-      'trigger_id',
-      'start_date',
-      'stop_date',
-      'days',
-      'month',
-    ]);
+    expect(stats.parameters.map((p: { name: string }) => p.name)).toEqual([...STATS_PARAMETERS]);
     const render = doc.paths[base('transactional.templateRender')]!.post;
     expect(Object.keys(render.responses).sort()).toEqual(
       ['200', '400', '403', '404', '409', '413', '415', '422', '500', '503'].sort(),
@@ -206,13 +193,7 @@ describe('OpenAPI document', () => {
   });
 
   it('requests and answers carry examples that their schemas accept', () => {
-    for (const op of [
-      'automation.stats',
-      'transactional.templateRender',
-      'list.all',
-      'automation.workflows',
-      'transactional.templates',
-    ]) {
+    for (const op of REST_OPERATIONS) {
       const item = doc.paths[base(op)]!;
       const body = item.post.requestBody.content['application/json'];
       expect(body.example, `${op} request example`).toBeDefined();

@@ -7,8 +7,20 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 /** Debian's Chromium driven by playwright-core, for the dashboard's browser tests and screenshots. */
 export const CHROMIUM = '/usr/bin/chromium';
 
+/** Chromium is a test requirement: installed when we are root, else a loud failure naming the command. */
 export function ensureChromium(): void {
   if (existsSync(CHROMIUM)) return;
+  if (process.getuid?.() === 0) {
+    execFileSync(
+      'sh',
+      [
+        '-c',
+        'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium',
+      ],
+      { stdio: 'inherit' },
+    );
+    if (existsSync(CHROMIUM)) return;
+  }
   throw new Error(
     `The dashboard's browser tests need Chromium at ${CHROMIUM}: install it with \`apt-get install -y chromium\``,
   );

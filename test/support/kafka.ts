@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type Message } from 'kafkajs';
-import type { RawActivity } from './expected-stats.js';
+import { expectedStats, type RawActivity } from './expected-stats.js';
 import { rng } from './rng.js';
 
 /** Topic and group names of their own, so test files never see each other's records. */
@@ -81,3 +81,28 @@ export function activityStream(n: number, seed: number, end = Date.parse('2026-1
 }
 
 export const STREAM_PERIOD = '&start_date=2026-11-01&stop_date=2026-11-20';
+
+/** The two lists `activityStream` spreads its records over. */
+export const STREAM_LISTS = [
+  { list_id: 10, timezone: 'Europe/Bucharest' },
+  { list_id: 11, timezone: 'America/New_York' },
+];
+
+/**
+ * What automation.stats must answer for `list` over STREAM_PERIOD by the model of `records`, for the
+ * query `shape` ('' or '&workflow_ids=…', as appended to the request).
+ */
+export function streamStats(
+  records: RawActivity[],
+  list: { list_id: number; timezone: string },
+  shape = '',
+): ReturnType<typeof expectedStats> {
+  return expectedStats(records, {
+    listId: list.list_id,
+    tz: list.timezone,
+    currency: 'RON',
+    from: '2026-11-01',
+    to: '2026-11-20',
+    workflowIds: shape === '' ? undefined : shape.slice('&workflow_ids='.length).split(',').map(Number),
+  });
+}
