@@ -70,10 +70,7 @@ export class Catalog {
         // insert; sum(arrival) (wrapping UInt64, compared as text) also when a background merge drops a
         // replayed duplicate row while another row comes in. A merge alone only causes a spare refresh.
         // On a read connection where there is one: the poll never waits between a write's statements.
-        const [row] = await this.db.read<{ g: string }>(
-          "SELECT concat(toString(count()), ':', toString(sum(arrival)), ':', toString(max(arrival))) AS g FROM catalog",
-        );
-        const g = row?.g ?? '';
+        const g = await this.fingerprint();
         if (g !== this.generation) {
           this.generation = g;
           this.invalidate();
@@ -87,6 +84,13 @@ export class Catalog {
     void poll();
   }
 
+  private async fingerprint(): Promise<string> {
+    const [row] = await this.db.read<{ g: string }>(
+      "SELECT concat(toString(count()), ':', toString(sum(arrival)), ':', toString(max(arrival))) AS g FROM catalog",
+    );
+    return row?.g ?? '';
+  }
+
   stopPolling(): void {
     clearTimeout(this.timer);
   }
@@ -97,10 +101,17 @@ export class Catalog {
       const { key, listId } = keyOf(r);
       return [r.type, key, listId, r.version ?? 0, nextArrival(), JSON.stringify(r)];
     });
+    let seen: string | undefined;
     try {
       await this.db.insert('catalog', ['kind', 'key', 'list_id', 'version', 'arrival', 'payload'], rows);
+      // The fingerprint with this write in it, taken before the cache is dropped: every row it counts is
+      // then in what is read after, so the poll need not drop the cache again for this process's own
+      // write (it did, and a request just after re-read the catalog). Without it the poll's next look
+      // only causes a spare refresh.
+      seen = await this.fingerprint().catch(() => undefined);
     } finally {
       this.invalidate();
+      if (seen !== undefined) this.generation = seen;
     }
   }
 
