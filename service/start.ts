@@ -143,6 +143,8 @@ async function bringUp(
 
   gate.step({ check: 'startup', what: 'loading the demo tenant' });
   const seeded = await seedDemo(config, db, sink, kafkaSink, log, demo);
+  // Whether the store holds a seeded demo is read now, once, not by the first write of records.
+  await demo?.present();
 
   const renderer = new RenderPool({
     log,
