@@ -186,9 +186,13 @@ describe('connections are capped (issue 19, point 5a)', () => {
   it('beyond HTTP_MAX_CONNECTIONS a connection is closed at once; the service answers again after', async () => {
     const held = Array.from({ length: MAX_CONNECTIONS + 20 }, () => hold(''));
     await new Promise((r) => setTimeout(r, 3_000));
-    const closedEarly = held.filter((h) => h.isClosed()).length;
+    // Closed by the cap: closed with no answer. A connection within the cap that sends nothing is cut by
+    // HTTP_HEADERS_TIMEOUT_MS (2 s here) with a 408 inside these 3 s on any runtime whose check lands
+    // in time (Node 26 closes all of them at ~2.1 s, Node 20 some at ~2 s and the rest at ~3.1 s).
+    const closedEarly = held.filter((h) => h.isClosed() && h.answer() === '').length;
     expect(closedEarly).toBeGreaterThanOrEqual(20);
     expect(closedEarly).toBeLessThan(MAX_CONNECTIONS);
+    for (const h of held.filter((c) => c.answer() !== '')) expect(h.answer()).toMatch(/^HTTP\/1\.1 408 /);
     for (const h of held) h.socket.destroy();
     await new Promise((r) => setTimeout(r, 300));
     expect((await fetch(`${child.base}/healthz`)).status).toBe(200);
