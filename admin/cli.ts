@@ -1,6 +1,7 @@
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { writeTokenFile } from '../shared/tokens.js';
 import {
   generateKey,
   grant,
@@ -82,15 +83,13 @@ function rotateToken(envFile: string | undefined): void {
   const token = generateKey() + generateKey();
   if (envFile) {
     const text = existsSync(envFile) ? readFileSync(envFile, 'utf8') : '';
-    writeFileSync(envFile, withIngestToken(text, token), { mode: 0o600 });
-    chmodSync(envFile, 0o600); // `mode` applies only when the file is created
+    writeTokenFile(envFile, withIngestToken(text, token));
     console.log(
       `new ingest token written to ${envFile} (INGEST_TOKEN); restart mailstats (docker compose up -d).`,
     );
   } else {
     const file = join(resolve(process.env.DATA_DIR ?? './data'), 'ingest-token');
-    writeFileSync(file, token, { mode: 0o600 });
-    chmodSync(file, 0o600);
+    writeTokenFile(file, token);
     console.log(`new ingest token written to ${file}; restart mailstats to use it.`);
   }
 }

@@ -40,7 +40,7 @@ async function importRun(
       args,
       {
         cwd: resolve(import.meta.dirname, '..'),
-        env: { ...process.env, MAILSTATS_URL: url, ADMIN_TOKEN: 'bench-admin' },
+        env: { ...process.env, MAILSTATS_URL: url, ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef' },
         maxBuffer: 1 << 24,
       },
       (err, out, errText) => (err ? ko(new Error(`import failed: ${errText}`)) : ok([out, errText])),
@@ -66,7 +66,7 @@ function bodies(count: number, prefix: string): string[] {
 
 /** POST /ingest throughput for 100k-record bodies, with its parts measured alone in the same run. */
 export async function ingestBench(count = 5): Promise<string> {
-  let svc = await benchService({ ADMIN_TOKEN: 'bench-admin' });
+  let svc = await benchService({ ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef' });
   const wire = bodies(count, 'http-');
   const rows: (string | number)[][] = [];
   const mib = (Buffer.byteLength(wire[0]!) / 2 ** 20).toFixed(1);
@@ -93,7 +93,7 @@ export async function ingestBench(count = 5): Promise<string> {
   // On a fresh store, as POST /ingest was: the per-batch day recompute costs more on a fuller day.
   // (The engine binds one data directory per process: the first service closes before the next opens.)
   await svc.close();
-  svc = await benchService({ ADMIN_TOKEN: 'bench-admin' });
+  svc = await benchService({ ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef' });
   const imported = await importRun(svc.url!, bodies(count, 'import-'));
   const rss = imported.rssMiB === undefined ? '' : `; CLI peak RSS ${imported.rssMiB} MiB`;
   rows.push(

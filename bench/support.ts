@@ -34,7 +34,7 @@ export async function benchService(env: Record<string, string> = {}): Promise<Se
       PORT: '0',
       SEED_DEMO: 'false',
       LOG_LEVEL: 'warn',
-      INGEST_TOKEN: 'bench',
+      INGEST_TOKEN: 'bench-ingest-token-0123456789abcdef',
       ...env,
     }),
   );

@@ -18,6 +18,7 @@ import {
 } from '../shared/records/index.js';
 import type { DecodedItem, IngestResult } from './sink.js';
 import { validateItems } from './validate.js';
+import type { DemoTenant } from './demo-tenant.js';
 
 /** One list's part of an erasure: the subscribers erased and how many raw records were deleted. */
 export interface ListErasure {
@@ -57,6 +58,14 @@ export class Pipeline {
     /** Erasures (docs/lifecycle.md, "erase"): without it nothing is filtered and `erase` is refused. */
     private readonly erasures?: ErasureStore,
   ) {}
+
+  /** Embedded: the demo tenant, removed before the first record not its own (docs/records.md "The demo tenant"). */
+  private demo: DemoTenant | undefined;
+
+  /** Keep the demo tenant apart from an operator's records (embedded stores, where it is seeded). */
+  keepDemoApart(demo: DemoTenant): void {
+    this.demo = demo;
+  }
 
   /** Embedded: every erasure recorded, per list and subscriber (loaded once; this process records them). */
   private erasedCache: ErasedMap | undefined;
@@ -202,6 +211,7 @@ export class Pipeline {
   }
 
   private async writeNow(records: MailstatsRecord[], token: string | undefined): Promise<void> {
+    await this.removeDemoBefore(records);
     const all: ActivityRecord[] = [];
     const catalog: CatalogRecord[] = [];
     for (const r of records) (isActivity(r) ? all : catalog).push(r as never);
@@ -220,6 +230,29 @@ export class Pipeline {
       this.log.debug({ written, duplicates }, 'activity batch stored');
       countDeduplicated(duplicates);
     }
+  }
+
+  /**
+   * The demo's ids are the ones an operator's first lists get: before the first record that is not the
+   * demo's own, the whole demo goes (its catalog records, its activity, and its lists' per-day rows, rebuilt
+   * from what is left as an erasure does), so nothing of it is ever read with or counted in real data.
+   */
+  private async removeDemoBefore(records: MailstatsRecord[]): Promise<void> {
+    const demo = this.demo;
+    // Once known absent (the usual case) this costs nothing per batch.
+    if (!demo || !(await demo.present()) || records.every((r) => demo.owns(r))) return;
+    const lists = await demo.removeRows();
+    for (const id of lists) {
+      this.dated.delete(id);
+      const { gen } = await this.ensureDated(id, { force: true });
+      await this.events
+        .dropOlderGenerations(id, gen)
+        .catch((err: unknown) => this.log.warn({ err, list_id: id }, 'older generations not dropped'));
+    }
+    this.changed('all');
+    this.log.info(
+      'demo tenant removed: the first record of your own arrived (docs/records.md "The demo tenant")',
+    );
   }
 
   /**

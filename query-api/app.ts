@@ -1,8 +1,10 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../shared/log.js';
+import { isClickHouseUnreachable } from '../shared/clickhouse/unreachable.js';
 import { ApiError } from '../shared/errors.js';
 import {
   RetryableError,
+  clickHouseUnavailable,
   internalError,
   invalidParam,
   methodNotAllowed,
@@ -117,6 +119,7 @@ export function createApp({ log, operations, ingest, edge, admin }: AppDeps): ex
     if (err instanceof ApiError) error = err;
     // A path segment with a malformed %-escape (the router cannot decode it): no API method is addressed.
     else if (err instanceof URIError && (err as { status?: number }).status === 400) error = unknownMethod();
+    else if (isClickHouseUnreachable(err)) error = clickHouseUnavailable();
     else {
       // A body error from a parser mounted elsewhere is still the client's (kept as a net).
       const mapped = bodyError(err, unreadableParams);

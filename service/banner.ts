@@ -5,7 +5,7 @@ import type { Service } from './start.js';
 /** What `npm start` prints once the service listens: where the API, POST /ingest and the demo tenant are. */
 export function printBanner(config: Config, service: Pick<Service, 'url' | 'seeded'>): void {
   const mode = config.CLICKHOUSE_URL
-    ? `ClickHouse server ${config.CLICKHOUSE_URL}`
+    ? `ClickHouse server ${withoutUserInfo(config.CLICKHOUSE_URL)}`
     : `embedded ClickHouse in ${config.DATA_DIR}`;
   console.log(`mailstats is running (${mode}, role ${config.ROLE})`);
   if (service.url)
@@ -32,6 +32,15 @@ export function printBanner(config: Config, service: Pick<Service, 'url' | 'seed
             : `in ${config.DATA_DIR}/admin-token`
       })`,
     );
+  if (service.url) {
+    const demo = !config.CLICKHOUSE_URL && config.SEED_DEMO;
+    console.log(
+      `  dashboard:    ${service.url}/dashboard/${
+        demo ? `  (demo: sign in with user_id ${DEMO.userId} and api_key ${DEMO.apiKey})` : ''
+      }`,
+    );
+    console.log(`  docs:         ${service.url}/docs`);
+  }
   if (!config.CLICKHOUSE_URL && config.SEED_DEMO) {
     console.log(
       `  demo tenant:  user_id ${DEMO.userId}, api_key ${DEMO.apiKey}, lists ${DEMO.lists.map((l) => l.list_id).join(', ')}${service.seeded ? ' (just loaded)' : ''}`,
@@ -40,5 +49,17 @@ export function printBanner(config: Config, service: Pick<Service, 'url' | 'seed
       console.log(
         `  try:          curl '${service.url}/api/1.2/rest/${DEMO.userId}/${DEMO.apiKey}/automation.stats.json?list_id=1&days=7'`,
       );
+  }
+}
+
+/** The URL without user and password (they may be in CLICKHOUSE_URL; a banner is no place for them). */
+export function withoutUserInfo(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return '(an unparsable URL)';
   }
 }

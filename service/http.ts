@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { IngestWorker } from '../ingest/kafka/worker.js';
-import { consumerLagReader } from '../ingest/kafka/lag.js';
+import type { consumerLagReader } from '../ingest/kafka/lag.js';
 import type { Operation } from '../query-api/api12/operation.js';
 import { createApp, type AppDeps } from '../query-api/app.js';
 import { answerClientErrors } from '../query-api/client-error.js';
@@ -12,6 +12,7 @@ import type { RenderPool } from '../query-api/render/pool.js';
 import type { Db } from '../shared/clickhouse/client.js';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/log.js';
+import { ReadyGate } from './ready-gate.js';
 
 export interface HttpDeps {
   config: Config;
@@ -23,20 +24,53 @@ export interface HttpDeps {
   admin: AppDeps['admin'];
   worker: IngestWorker | undefined;
   renderer: RenderPool;
+  /** The consumer group's lag reader (roles that run the consumer, with Kafka); closed by the service. */
+  consumerLag: ReturnType<typeof consumerLagReader> | undefined;
 }
 
 /**
- * Every role listens on PORT: the ingest role for /healthz, /readyz and /metrics only (docs/operations.md "Endpoints"),
- * the others with the API and POST /ingest too. Resolves once listening.
+ * Binds PORT before anything else starts (docs/operations.md "Start-up"): the gate answers 503 until the service
+ * opens it. A port that cannot be bound (taken, not permitted) rejects at once with a message naming it.
  */
-export async function listenHttp(deps: HttpDeps): Promise<{
-  server: Server;
-  httpUrl: string;
-  consumerLag: ReturnType<typeof consumerLagReader> | undefined;
-}> {
-  const { config, log, db, catalog, operations, ingest, admin, worker, renderer } = deps;
-  const consumerLag = worker ? consumerLagReader(config) : undefined;
-  const app = createServiceApp({
+export async function openListener(
+  config: Config,
+  log: Logger,
+): Promise<{ server: Server; gate: ReadyGate; httpUrl: string }> {
+  const gate = new ReadyGate(log);
+  const server = createLimitedServer(gate.listener, config); // timeouts, connection cap, Host (query-api/server-limits.ts)
+  await new Promise<void>((ok, fail) => {
+    const failed = (err: NodeJS.ErrnoException) => fail(listenError(err, config));
+    server.once('error', failed);
+    server.listen(config.PORT, config.HOST, () => {
+      server.off('error', failed);
+      ok();
+    });
+  });
+  answerClientErrors(server, log);
+  return { server, gate, httpUrl: listenUrl(server, config) };
+}
+
+function listenError(err: NodeJS.ErrnoException, config: Config): Error {
+  if (err.code === 'EADDRINUSE')
+    return new Error(`port ${config.PORT} is in use (EADDRINUSE); set PORT to a free port`, { cause: err });
+  if (err.code === 'EACCES')
+    return new Error(`port ${config.PORT} may not be bound by this user (EACCES); set PORT`, { cause: err });
+  if (err.code === 'EADDRNOTAVAIL')
+    return new Error(`HOST ${config.HOST} is not an address of this machine (EADDRNOTAVAIL); set HOST`, {
+      cause: err,
+    });
+  return new Error(`cannot listen on ${config.HOST}:${config.PORT} (${err.code ?? err.message})`, {
+    cause: err,
+  });
+}
+
+/**
+ * The app of every role (docs/operations.md "Endpoints"): the ingest role serves /healthz, /readyz and /metrics
+ * only, the others the API and POST /ingest too.
+ */
+export function serviceApp(deps: HttpDeps) {
+  const { config, log, db, catalog, operations, ingest, admin, worker, renderer, consumerLag } = deps;
+  return createServiceApp({
     api:
       config.ROLE !== 'ingest'
         ? createApp({ log, operations, ingest, admin, edge: edgeGuards(config, catalog) })
@@ -46,10 +80,6 @@ export async function listenHttp(deps: HttpDeps): Promise<{
     consumerLag,
     log,
   });
-  const server = createLimitedServer(app, config); // timeouts, connection cap, Host (query-api/server-limits.ts)
-  await new Promise<void>((ok) => server.listen(config.PORT, config.HOST, ok));
-  answerClientErrors(server, log);
-  return { server, httpUrl: listenUrl(server, config), consumerLag };
 }
 
 /** The URL to reach the listener from this machine (a wildcard address is reached via loopback). */

@@ -1,16 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import type { Config } from '../shared/config.js';
+import { storedToken } from '../shared/tokens.js';
 
-/** Without INGEST_TOKEN the embedded store keeps one it generated, so it survives restarts. */
-export function ingestToken(config: Config): string {
-  if (config.INGEST_TOKEN) return config.INGEST_TOKEN;
-  if (config.CLICKHOUSE_URL) return randomBytes(24).toString('hex');
-  const file = join(resolve(config.DATA_DIR), 'ingest-token');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(resolve(config.DATA_DIR), { recursive: true });
-  const token = randomBytes(24).toString('hex');
-  writeFileSync(file, token, { mode: 0o600 });
-  return token;
-}
+/** INGEST_TOKEN, else one generated into DATA_DIR/ingest-token so it survives restarts (docs/records.md). */
+export const ingestToken = (config: Config): string =>
+  storedToken(config, config.INGEST_TOKEN, 'ingest-token');

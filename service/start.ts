@@ -1,6 +1,8 @@
+import type { Server } from 'node:http';
 import type { IngestWorker } from '../ingest/kafka/worker.js';
 import { withTimeout } from '../ingest/kafka/topics.js';
 import { Pipeline } from '../ingest/pipeline.js';
+import { DemoTenant } from '../ingest/demo-tenant.js';
 import type { IngestSink } from '../ingest/sink.js';
 import { RenderPool } from '../query-api/render/pool.js';
 import { StatsCache, statsCacheOptions } from '../query-api/stats/cache.js';
@@ -16,9 +18,11 @@ import { ErasureStore } from '../shared/clickhouse/erasure-store.js';
 import { adminActions, adminToken } from './admin.js';
 import { readTemplateCacheFrom } from '../shared/metrics.js';
 import { seedDemo } from './demo.js';
-import { listenHttp } from './http.js';
+import { openListener, serviceApp } from './http.js';
+import type { ReadyGate } from './ready-gate.js';
 import { ingestToken } from './ingest-token.js';
 import { wireKafka } from './kafka.js';
+import { consumerLagReader } from '../ingest/kafka/lag.js';
 import { apiOperations } from './operations.js';
 import { startRecovery } from './recovery.js';
 
@@ -46,13 +50,75 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** config → ClickHouse → migrations → roles → demo seed on an empty embedded store. */
+/**
+ * A service whose listener is bound and whose start-up is under way (docs/operations.md "Start-up"): `service`
+ * settles once it is ready (or failed: the listener is then closed); `close()` stops it in either phase.
+ */
+export interface Launch {
+  httpUrl: string;
+  service: Promise<Service>;
+  close(): Promise<void>;
+}
+
+/** PORT first (taken → rejects at once), then config → ClickHouse → migrations → roles → demo seed. */
+export async function launchService(
+  config: Config,
+  log = createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT),
+): Promise<Launch> {
+  const { server, gate, httpUrl } = await openListener(config, log);
+  let stopped = false;
+  let ready: Service | undefined;
+  const closeListener = async () => {
+    await withTimeout(
+      new Promise<void>((ok) => server.close(() => ok())),
+      1_500,
+      'closing the HTTP server',
+    ).catch(() => undefined);
+    server.closeAllConnections();
+  };
+  const service = bringUp(config, log, { server, gate, httpUrl }).then(
+    async (svc) => {
+      // Stopped while starting: what has just come up goes down again.
+      if (stopped) await svc.close();
+      else ready = svc;
+      return svc;
+    },
+    async (err: unknown) => {
+      await closeListener();
+      throw err;
+    },
+  );
+  return {
+    httpUrl,
+    service,
+    async close() {
+      stopped = true;
+      if (ready) await ready.close();
+      else await closeListener();
+    },
+  };
+}
+
+/** `launchService`, resolved once the service is ready. */
 export async function startService(
   config: Config,
   log = createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT),
 ): Promise<Service> {
+  return (await launchService(config, log)).service;
+}
+
+async function bringUp(
+  config: Config,
+  log: Logger,
+  { server, gate, httpUrl }: { server: Server; gate: ReadyGate; httpUrl: string },
+): Promise<Service> {
+  // The tokens first: a token file that is empty or short stops the start before anything is opened.
+  const token = ingestToken(config);
+  const admin = adminToken(config);
   const db = await openDb(config, log);
+  gate.step({ check: 'migrations', what: 'applying migrations' });
   await migrate(db, log);
+  gate.step({ check: 'startup', what: 'starting' });
   const catalog = new Catalog(db, config.DEFAULT_TIMEZONE, log);
   catalog.startPolling(config.CATALOG_POLL_MS);
   const statsCache = new StatsCache(statsCacheOptions(config));
@@ -65,15 +131,18 @@ export async function startService(
     (lists) => (lists === 'all' ? statsCache.bumpAll() : statsCache.bump(lists)),
     new ErasureStore(db),
   );
+  // Embedded stores may hold the demo tenant: it never mixes with an operator's records (docs/records.md).
+  const demo = config.CLICKHOUSE_URL ? undefined : new DemoTenant(db, catalog);
+  if (demo) pipeline.keepDemoApart(demo);
   const recovery = startRecovery(config, pipeline, log);
-  const token = ingestToken(config);
 
   const kafka = wireKafka(config, db, pipeline, log);
   const kafkaSink = kafka?.sink;
   const worker = kafka?.worker;
   const sink: IngestSink = kafkaSink ?? pipeline;
 
-  const seeded = await seedDemo(config, db, sink, kafkaSink, log);
+  gate.step({ check: 'startup', what: 'loading the demo tenant' });
+  const seeded = await seedDemo(config, db, sink, kafkaSink, log, demo);
 
   const renderer = new RenderPool({
     log,
@@ -84,18 +153,22 @@ export async function startService(
   const dayRows = statsDayRows(db, events.generations, statsCache, config, log);
   const stats = { statsCache, generations: events.generations, dayRows };
   const operations = apiOperations({ config, db, catalog, ...stats, renderer, log });
-  const { server, httpUrl, consumerLag } = await listenHttp({
-    config,
-    log,
-    db,
-    catalog,
-    operations,
-    // listing: GET /ingest/catalog, the admin CLI's read of users, lists and grants.
-    ingest: { sink, token, listing: (f) => catalogListing(db, config.DEFAULT_TIMEZONE, f) },
-    admin: { token: adminToken(config), actions: adminActions({ config, db, pipeline, sink, log }) },
-    worker,
-    renderer,
-  });
+  const consumerLag = worker ? consumerLagReader(config) : undefined;
+  gate.open(
+    serviceApp({
+      config,
+      log,
+      db,
+      catalog,
+      operations,
+      // listing: GET /ingest/catalog, the admin CLI's read of users, lists and grants.
+      ingest: { sink, token, listing: (f) => catalogListing(db, config.DEFAULT_TIMEZONE, f) },
+      admin: { token: admin, actions: adminActions({ config, db, pipeline, sink, log }) },
+      worker,
+      renderer,
+      consumerLag,
+    }),
+  );
   const url = config.ROLE !== 'ingest' ? httpUrl : undefined;
 
   return {

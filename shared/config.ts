@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { tokenProblem } from './token-rules.js';
 
 /** Optional string setting: unset and empty both mean "not configured". */
 const optionalString = z
@@ -181,6 +182,10 @@ const configSchema = envSchema.superRefine((c, ctx) => {
       'KAFKA_SASL_MECHANISM',
       `needed with ${c.KAFKA_SASL_USERNAME ? 'KAFKA_SASL_USERNAME' : 'KAFKA_SASL_PASSWORD'} (plain, scram-sha-256 or scram-sha-512)`,
     );
+  }
+  for (const name of ['INGEST_TOKEN', 'ADMIN_TOKEN'] as const) {
+    const problem = c[name] === undefined ? undefined : tokenProblem(c[name]);
+    if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
   }
   if (c.ADMIN_TOKEN && c.ADMIN_TOKEN === c.INGEST_TOKEN)
     ctx.addIssue({

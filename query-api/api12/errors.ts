@@ -68,6 +68,9 @@ export const tooManyRequests = (retryAfterSeconds: number) =>
 /** Something the service waits for; `what` names it without any detail of the dependency (hosts, keys). */
 export const serviceUnavailable = (what: string, retryAfterSeconds: number) =>
   new RetryableError(503, 503, `Service unavailable: ${what}`, retryAfterSeconds);
+
+/** ClickHouse went away after start (a refused or reset connection): retry shortly (docs/operations.md "Start-up"). */
+export const clickHouseUnavailable = () => serviceUnavailable('ClickHouse is not answering', 5);
 /** templateRender: no render worker in time (docs/api.md, render limits). */
 export const renderWorkersBusy = (retryAfterSeconds: number) =>
   new RetryableError(503, 503, 'Service unavailable: render workers busy', retryAfterSeconds);

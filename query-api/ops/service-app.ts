@@ -3,7 +3,8 @@ import type { Logger } from '../../shared/log.js';
 import type { PartitionLag } from '../../shared/metrics.js';
 import { registry, setConsumerLag } from '../../shared/metrics.js';
 import { ApiError } from '../../shared/errors.js';
-import { internalError, unknownMethod } from '../api12/errors.js';
+import { RetryableError, clickHouseUnavailable, internalError, unknownMethod } from '../api12/errors.js';
+import { isClickHouseUnreachable } from '../../shared/clickhouse/unreachable.js';
 import { docsRouter } from '../openapi/docs-page.js';
 import { openApiDocument, recordsJsonSchema } from '../openapi/document.js';
 import { packageVersion } from './package-version.js';
@@ -88,6 +89,11 @@ export function createServiceApp({
       res.json(records);
     });
     app.use(docsRouter());
+    // A browser at / is looking for the dashboard; an API client keeps the JSON 404 (docs/operations.md "Start-up").
+    app.get('/', (req, res, next) => {
+      if (req.accepts(['json', 'html']) === 'html') res.redirect(302, '/dashboard/');
+      else next();
+    });
     app.use(api);
   } else {
     // The ingest role serves no API: every other path is the API's 404 (docs/api.md "Errors") (the operation named
@@ -100,11 +106,13 @@ export function createServiceApp({
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     let error: ApiError;
     if (err instanceof ApiError) error = err;
+    else if (isClickHouseUnreachable(err)) error = clickHouseUnavailable();
     else {
       const id = String(res.locals.requestId);
       log.error({ err }, 'unexpected error');
       error = internalError(id);
     }
+    if (error instanceof RetryableError) res.setHeader('Retry-After', String(error.retryAfterSeconds));
     res.status(error.status).json(error);
   });
   return app;

@@ -214,6 +214,23 @@ export class Catalog {
     });
   }
 
+  /**
+   * Delete catalog rows whose stored record is exactly one of `payloads` (every version of them): the
+   * removal of the demo tenant (docs/records.md "The demo tenant"). Visible to every read once it returns.
+   */
+  async removeExact(payloads: string[]): Promise<void> {
+    if (payloads.length === 0) return;
+    try {
+      await this.db.command(
+        'DELETE FROM catalog WHERE payload IN {payloads:Array(String)}',
+        { payloads },
+        { lightweight_deletes_sync: '2' },
+      );
+    } finally {
+      this.invalidate();
+    }
+  }
+
   private invalidate(): void {
     this.epoch++;
     this.cache.clear();

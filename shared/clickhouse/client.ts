@@ -260,7 +260,8 @@ export async function openDb(config: Config, log: Logger): Promise<Db> {
 async function openEmbedded(config: Config): Promise<Db> {
   const database = config.CLICKHOUSE_DATABASE;
   const path = resolve(config.DATA_DIR);
-  mkdirSync(path, { recursive: true });
+  // The whole store is in here: only this user may enter what we create (docs/operations.md "Start-up").
+  mkdirSync(path, { recursive: true, mode: 0o700 });
   const { chdb, session, connect } = await openChdb(path, config.BACKUP_ROOT);
   // chdb ships its own copy of the client-common types; the runtime interface is the same.
   const client = createClient({ connection: chdb as unknown as ClientConnection });

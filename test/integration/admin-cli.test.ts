@@ -13,7 +13,7 @@ let service: TestService;
 let env: Record<string, string>;
 beforeAll(async () => {
   service = await startTestService();
-  env = { MAILSTATS_URL: service.url!, INGEST_TOKEN: 'test-ingest-token' };
+  env = { MAILSTATS_URL: service.url!, INGEST_TOKEN: 'test-ingest-token-0123456789abcdef' };
 });
 afterAll(async () => {
   await service?.stop();
@@ -175,7 +175,7 @@ describe('admin CLI: what it tells the operator', () => {
     const res = await fetch(`${service.url}/ingest/catalog`);
     expect(res.status).toBe(401);
     const bad = await fetch(`${service.url}/ingest/catalog?user=x`, {
-      headers: { authorization: 'Bearer test-ingest-token' },
+      headers: { authorization: 'Bearer test-ingest-token-0123456789abcdef' },
     });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { message: string }).message).toMatch(/user/);

@@ -2,6 +2,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEMO } from '../../ingest/demo-seed.js';
+import { printBanner } from '../../service/banner.js';
+import { loadConfig } from '../../shared/config.js';
 import { startupOutput } from '../support/startup-output.js';
 
 const startMain = (env: Record<string, string>) => startupOutput(env, /ingest: .*\n/);
@@ -29,12 +32,46 @@ describe('start-up banner', () => {
       const output = await startMain({
         DATA_DIR: dir,
         LOG_LEVEL: 'debug',
-        INGEST_TOKEN: 'configured-token-3f9a1c',
+        INGEST_TOKEN: 'configured-token-3f9a1c-0123456789abcdef',
       });
       expect(output).toMatch(/ingest: .*the token is INGEST_TOKEN/);
-      expect(output).not.toContain('configured-token-3f9a1c');
+      expect(output).not.toContain('configured-token-3f9a1c-0123456789abcdef');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+/** printBanner's lines, as `npm start` prints them. */
+function bannerOf(env: Record<string, string>, service: { url: string | undefined; seeded: boolean }) {
+  const lines: string[] = [];
+  const log = console.log;
+  console.log = (...args: unknown[]) => lines.push(args.join(' '));
+  try {
+    printBanner(loadConfig(env), service);
+  } finally {
+    console.log = log;
+  }
+  return lines.join('\n');
+}
+
+describe('start-up banner: what it shows and what it hides', () => {
+  it('CLICKHOUSE_URL: user and password are not printed, the host and port are', () => {
+    const out = bannerOf(
+      { CLICKHOUSE_URL: 'http://alice:s3cr3t-pw@127.0.0.1:8123/?x=1' },
+      { url: 'http://127.0.0.1:8080', seeded: false },
+    );
+    expect(out).toContain('127.0.0.1:8123');
+    expect(out).not.toContain('alice');
+    expect(out).not.toContain('s3cr3t-pw');
+  });
+  it('names the dashboard and the API docs, and how to sign in to the demo', () => {
+    const out = bannerOf({ DATA_DIR: '/tmp/x' }, { url: 'http://127.0.0.1:8080', seeded: true });
+    expect(out).toMatch(
+      new RegExp(
+        `dashboard: +http://127\\.0\\.0\\.1:8080/dashboard/ .*user_id ${DEMO.userId}.*${DEMO.apiKey}`,
+      ),
+    );
+    expect(out).toMatch(/docs: +http:\/\/127\.0\.0\.1:8080\/docs/);
   });
 });

@@ -13,7 +13,7 @@ import { startTestService, tenant, type TestService } from '../support/service.j
  */
 const USER = 21;
 const KEY = 'fuzzkey-5b3d9e0a7c41';
-const TOKEN = 'fuzz-ingest-token-c08e2f6a19';
+const TOKEN = 'fuzz-ingest-token-c08e2f6a19-abcdef0123456789';
 const LIST = 100;
 /** Distinctive tails: a %-encoded or case-changed variant of a secret still carries them. */
 const KEY_TAIL = '5b3d9e0a7c41';

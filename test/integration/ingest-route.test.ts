@@ -9,7 +9,7 @@ import { startTestService, tenant, type TestService } from '../support/service.j
 const USER = 9;
 const KEY = 'ingest-route-key';
 const LIST = 500; // Europe/Bucharest: UTC+3 in June, so 09:00 UTC is noon the same day.
-const TOKEN = 'test-ingest-token'; // what startTestService configures
+const TOKEN = 'test-ingest-token-0123456789abcdef'; // what startTestService configures
 
 let svc: TestService;
 

@@ -30,7 +30,7 @@ describe('a worker killed with SIGKILL mid-stream', () => {
           PORT: String(port),
           SEED_DEMO: 'false',
           LOG_LEVEL: 'warn',
-          INGEST_TOKEN: 'crash-test',
+          INGEST_TOKEN: 'crash-test-token-0123456789abcdef',
           // Small batches: many commits, so kills land between and inside batches.
           KAFKA_BATCH_MAX_RECORDS: '250',
         },

@@ -16,7 +16,7 @@ import { activityStream, STREAM_LISTS, STREAM_PERIOD, streamStats } from '../sup
 import { Restartable } from '../support/restartable.js';
 import { tenant } from '../support/service.js';
 
-const ADMIN = 'backup-admin-token-0123456789';
+const ADMIN = 'backup-admin-token-0123456789-abcdef0123456789';
 const USER = 6;
 const KEY = 'backup-key';
 const LISTS = STREAM_LISTS;

@@ -13,7 +13,7 @@ import {
 } from '../support/kafka-child.js';
 import { tenant } from '../support/service.js';
 
-const ADMIN = 'erase-kill-admin-token-0123';
+const ADMIN = 'erase-kill-admin-token-0123-abcdef0123456789';
 const USER = 9;
 const KEY = 'erase-kill-key';
 const LIST = { list_id: 10, timezone: 'Europe/Bucharest' };

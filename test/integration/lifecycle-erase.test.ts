@@ -12,7 +12,7 @@ import { tenant } from '../support/service.js';
 const USER = 4;
 const KEY = 'erase-key';
 const LISTS = STREAM_LISTS;
-const ADMIN = 'test-admin-token-0123456789';
+const ADMIN = 'test-admin-token-0123456789-abcdef0123456789';
 const SHAPES = ['', '&workflow_ids=2', '&workflow_ids=1,3,4', '&workflow_ids=2,3'];
 const cli = (args: string[], env: Record<string, string>) => adminCli(args, env, { timeout: 120_000 });
 
@@ -53,7 +53,13 @@ describe('erase', () => {
 
   it('the ingest token cannot erase; a missing or unknown list is a clear error', async () => {
     expect(
-      (await admin('/erase', { pairs: [{ list_id: 10, subscriber_id: 1 }] }, 'restart-token')).status,
+      (
+        await admin(
+          '/erase',
+          { pairs: [{ list_id: 10, subscriber_id: 1 }] },
+          'restart-token-0123456789abcdef0123',
+        )
+      ).status,
     ).toBe(401);
     expect((await admin('/erase', { pairs: [] })).body.message).toMatch(/at least one/);
     const unknown = await admin('/erase', { pairs: [{ list_id: 999, subscriber_id: 1 }] });
@@ -169,7 +175,7 @@ describe('erase', () => {
       expect(noSubscriber.err).toMatch(/--subscriber must be a positive integer/);
       const wrong = await cli(['erase', '--list', '10', '--subscriber', '1'], {
         ...env,
-        ADMIN_TOKEN: 'restart-token',
+        ADMIN_TOKEN: 'restart-token-0123456789abcdef0123',
       });
       expect(wrong.err).toMatch(/refused the admin token/);
       // Dead letters exist only in Kafka mode.

@@ -7,7 +7,7 @@ import { activityStream, STREAM_LISTS, STREAM_PERIOD, streamStats } from '../sup
 import { spawnService, stopService, untilServing, type ChildService } from '../support/kafka-child.js';
 import { tenant } from '../support/service.js';
 
-const ADMIN = 'kill-admin-token-0123456789';
+const ADMIN = 'kill-admin-token-0123456789-abcdef0123456789';
 const USER = 8;
 const KEY = 'kill-key';
 const LISTS = STREAM_LISTS;

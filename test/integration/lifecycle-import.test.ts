@@ -17,7 +17,7 @@ import type { RawActivity } from '../support/expected-stats.js';
 import { activityStream, STREAM_LISTS, STREAM_PERIOD, streamStats } from '../support/kafka.js';
 import { startTestService, tenant, type TestService } from '../support/service.js';
 
-const ADMIN = 'import-admin-token-0123456789';
+const ADMIN = 'import-admin-token-0123456789-abcdef0123456789';
 const USER = 5;
 const KEY = 'import-key';
 const LISTS = STREAM_LISTS;
@@ -263,7 +263,10 @@ describe('import', () => {
     const wrong = await adminCli(['import', file], { ...env, ADMIN_TOKEN: 'wrong-token' });
     expect(wrong.code).toBe(1);
     expect(wrong.err).toMatch(/refused the admin token/);
-    const ingest = await adminCli(['import', file], { ...env, ADMIN_TOKEN: 'test-ingest-token' });
+    const ingest = await adminCli(['import', file], {
+      ...env,
+      ADMIN_TOKEN: 'test-ingest-token-0123456789abcdef',
+    });
     expect(ingest.err).toMatch(/refused the admin token/);
     const missing = await adminCli(['import', file], { MAILSTATS_URL: svc.url!, DATA_DIR: dir });
     expect(missing.code).toBe(2);

@@ -17,7 +17,7 @@ import { metricValue, scrape } from '../support/metrics.js';
 import { Restartable } from '../support/restartable.js';
 import { tenant } from '../support/service.js';
 
-const ADMIN = 'kafka-admin-token-0123456789';
+const ADMIN = 'kafka-admin-token-0123456789-abcdef0123456789';
 const USER = 7;
 const KEY = 'kafka-lifecycle-key';
 const LISTS = STREAM_LISTS;

@@ -35,26 +35,29 @@ describe('admin token', () => {
       const output = await startMain({
         DATA_DIR: dir,
         LOG_LEVEL: 'debug',
-        ADMIN_TOKEN: 'configured-admin-7d1e',
+        ADMIN_TOKEN: 'configured-admin-7d1e-0123456789abcdef',
       });
       expect(output).toMatch(/admin: .*the admin token is ADMIN_TOKEN/);
-      expect(output).not.toContain('configured-admin-7d1e');
+      expect(output).not.toContain('configured-admin-7d1e-0123456789abcdef');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);
 
   it('configuration: ADMIN_TOKEN must differ from INGEST_TOKEN; BACKUP_ROOT must be absolute', () => {
-    expect(() => loadConfig({ ADMIN_TOKEN: 'same-token', INGEST_TOKEN: 'same-token' })).toThrow(
-      /ADMIN_TOKEN: must differ from INGEST_TOKEN/,
-    );
+    expect(() =>
+      loadConfig({
+        ADMIN_TOKEN: 'same-token-0123456789abcdef0123456789',
+        INGEST_TOKEN: 'same-token-0123456789abcdef0123456789',
+      }),
+    ).toThrow(/ADMIN_TOKEN: must differ from INGEST_TOKEN/);
     expect(() => loadConfig({ BACKUP_ROOT: 'backups' })).toThrow(/BACKUP_ROOT: must be an absolute path/);
     expect(loadConfig({}).BACKUP_ROOT).toBe('/');
   });
 
   it('each admin action writes one audit line (what, which lists, counts), never a token or a record', async () => {
     const { log, lines } = capturingLogger('info');
-    const admin = 'audit-admin-token-0123456789';
+    const admin = 'audit-admin-token-0123456789-abcdef0123456789';
     const svc = await startTestService({ ADMIN_TOKEN: admin }, { log });
     const work = mkdtempSync(join(tmpdir(), 'mailstats-audit-'));
     try {
@@ -83,7 +86,7 @@ describe('admin token', () => {
       expect(audit[0]).toMatchObject({ lists: [3], subscribers: 1, deleted: 1 });
       expect(audit[1]).toMatchObject({ dir: join(work, 'b') });
       const text = lines.join('\n');
-      for (const secret of [admin, 'test-ingest-token', 'secret-event-id-77'])
+      for (const secret of [admin, 'test-ingest-token-0123456789abcdef', 'secret-event-id-77'])
         expect(text).not.toContain(secret);
     } finally {
       await svc.stop();

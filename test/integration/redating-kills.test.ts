@@ -121,7 +121,7 @@ describe('a worker SIGKILLed again and again while lists get their time zones la
             PORT: String(port),
             SEED_DEMO: 'false',
             LOG_LEVEL: 'debug',
-            INGEST_TOKEN: 'kills-test',
+            INGEST_TOKEN: 'kills-test-token-0123456789abcdef',
             KAFKA_BATCH_MAX_RECORDS: '100',
           },
           stdio: ['ignore', 'pipe', 'ignore'],

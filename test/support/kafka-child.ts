@@ -12,7 +12,7 @@ export interface ChildService {
   exited: Promise<number | string>;
 }
 
-export const INGEST_TOKEN = 'child-ingest-token';
+export const INGEST_TOKEN = 'child-ingest-token-abcdef0123456789';
 
 /** Spawn main.ts with `env` on DATA_DIR `dataDir`; does not wait for it to serve (see `untilServing`). */
 export async function spawnService(
@@ -52,7 +52,10 @@ export async function untilServing(child: ChildService, timeout = 180_000): Prom
     await vi.waitFor(
       async () => {
         expect(child.proc.exitCode).toBeNull();
-        expect((await fetch(`${child.base}/health`)).status).toBe(200);
+        const res = await fetch(`${child.base}/health`);
+        expect(res.status).toBe(200);
+        // Alive while starting too (docs/operations.md "Start-up"): serving once no start-up step is named.
+        expect(((await res.json()) as { starting?: string }).starting).toBeUndefined();
       },
       { timeout, interval: 100 },
     );

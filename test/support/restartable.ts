@@ -20,7 +20,7 @@ export class Restartable {
       PORT: '0',
       SEED_DEMO: 'false',
       LOG_LEVEL: 'silent',
-      INGEST_TOKEN: 'restart-token',
+      INGEST_TOKEN: 'restart-token-0123456789abcdef0123',
       ...this.env,
       ...env,
     });
@@ -48,7 +48,10 @@ export class Restartable {
     const res = await fetch(`${this.svc!.url}/ingest`, {
       method: 'POST',
       body: records.map((r) => JSON.stringify(r)).join('\n'),
-      headers: { 'content-type': 'application/x-ndjson', authorization: 'Bearer restart-token' },
+      headers: {
+        'content-type': 'application/x-ndjson',
+        authorization: 'Bearer restart-token-0123456789abcdef0123',
+      },
     });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };

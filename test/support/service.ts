@@ -46,7 +46,7 @@ export async function startTestService(
     PORT: '0',
     SEED_DEMO: 'false',
     LOG_LEVEL: 'silent',
-    INGEST_TOKEN: 'test-ingest-token',
+    INGEST_TOKEN: 'test-ingest-token-0123456789abcdef',
     ...serverEnv(),
     ...env,
   });
