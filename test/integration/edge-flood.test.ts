@@ -36,6 +36,11 @@ beforeAll(async () => {
       HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
       HTTP_MAX_CONNECTIONS: String(MAX_CONNECTIONS),
       HTTP_BODY_BUDGET_MB: '16',
+      // RSS here should count what the service holds, not short-lived garbage V8 has not collected yet:
+      // Node 26's larger young generation kept 70–160 MiB more of it than Node 20 under the same flood
+      // (measured: 160–262 MiB on Node 26 by default, 99 MiB with a 1 MB semi-space; Node 20 80–92 MiB
+      // either way). Capping the semi-space makes the bound below the same on both runtimes.
+      NODE_OPTIONS: '--max-semi-space-size=1',
     },
     dir,
   );
@@ -186,9 +191,13 @@ describe('connections are capped (issue 19, point 5a)', () => {
   it('beyond HTTP_MAX_CONNECTIONS a connection is closed at once; the service answers again after', async () => {
     const held = Array.from({ length: MAX_CONNECTIONS + 20 }, () => hold(''));
     await new Promise((r) => setTimeout(r, 3_000));
-    const closedEarly = held.filter((h) => h.isClosed()).length;
+    // Closed by the cap: closed with no answer. A connection within the cap that sends nothing is cut by
+    // HTTP_HEADERS_TIMEOUT_MS (2 s here) with a 408 inside these 3 s on any runtime whose check lands
+    // in time (Node 26 closes all of them at ~2.1 s, Node 20 some at ~2 s and the rest at ~3.1 s).
+    const closedEarly = held.filter((h) => h.isClosed() && h.answer() === '').length;
     expect(closedEarly).toBeGreaterThanOrEqual(20);
     expect(closedEarly).toBeLessThan(MAX_CONNECTIONS);
+    for (const h of held.filter((c) => c.answer() !== '')) expect(h.answer()).toMatch(/^HTTP\/1\.1 408 /);
     for (const h of held) h.socket.destroy();
     await new Promise((r) => setTimeout(r, 300));
     expect((await fetch(`${child.base}/healthz`)).status).toBe(200);
