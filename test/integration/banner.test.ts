@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEMO } from '../../ingest/demo-seed.js';
 import { printBanner } from '../../service/banner.js';
@@ -73,5 +73,14 @@ describe('start-up banner: what it shows and what it hides', () => {
       ),
     );
     expect(out).toMatch(/docs: +http:\/\/127\.0\.0\.1:8080\/docs/);
+  });
+  it("the README's example banner is what `npm start` prints on a first start with the defaults", () => {
+    const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
+    const block = /```\n(mailstats is running [^`]*?)\n```/.exec(readme)?.[1];
+    expect(block, "README.md's example banner block").toBeDefined();
+    const printed = bannerOf({}, { url: 'http://127.0.0.1:8080', seeded: true });
+    const labels = (text: string) => [...text.matchAll(/^ {2}([a-zA-Z ]+):/gm)].map((m) => m[1]);
+    expect(labels(block!)).toEqual(labels(printed));
+    expect(block).toBe(printed);
   });
 });
