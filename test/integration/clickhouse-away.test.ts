@@ -9,6 +9,7 @@ import { listAll } from '../../query-api/lists/handler.js';
 import { Catalog } from '../../shared/catalog/catalog.js';
 import { Db } from '../../shared/clickhouse/client.js';
 import { loadConfig } from '../../shared/config.js';
+import { startTestService, tenant, type TestService } from '../support/service.js';
 
 /**
  * docs/operations.md "Start-up": ClickHouse going away after start is the caller's 503 with Retry-After, not a
@@ -57,4 +58,77 @@ describe('ClickHouse unreachable after start', () => {
       code: 503,
     });
   });
+});
+
+describe('ClickHouse away after start, then back, without a restart', () => {
+  // The real embedded engine; "away" is every statement failing as a refused connection does
+  // (the fault hook of Db), since no ClickHouse server of a supported version can be stopped and
+  // started again here. What is checked is the service's side: nothing cached from the outage.
+  const refused = async () => {
+    throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8123'), { code: 'ECONNREFUSED' });
+  };
+  const KEY = 'away-and-back-key-0123456789abcdef';
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService({ CATALOG_POLL_MS: '60000' });
+    const records = [
+      ...tenant({ userId: 71, apiKey: KEY, lists: [{ list_id: 71, timezone: 'UTC' }] }),
+      ...[1, 2, 3].map((i) => ({
+        type: 'send',
+        event_id: `away-${i}`,
+        list_id: 71,
+        workflow_id: 1,
+        subscriber_id: i,
+        timestamp: '2026-11-02T10:00:00Z',
+      })),
+    ];
+    expect((await svc.ingest(records)).body.rejected).toEqual([]);
+    // Ready before the outage (the render workers start beside the store), so that what /readyz says
+    // after it is about ClickHouse alone.
+    for (let i = 0; (await fetch(`${svc.url}/readyz`)).status !== 200; i++) {
+      if (i > 300) throw new Error('the service did not become ready within 30 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }, 60_000);
+  afterAll(() => svc.stop());
+
+  it('answers 503 + Retry-After while away (API, /ingest, /readyz) and as before once back', async () => {
+    const stats = `/api/1.2/rest/71/${KEY}/automation.stats.json?list_id=71&start_date=2026-11-01&stop_date=2026-11-03`;
+    const send = (id: string) => ({
+      type: 'send',
+      event_id: id,
+      list_id: 71,
+      workflow_id: 1,
+      subscriber_id: 9,
+      timestamp: '2026-11-02T11:00:00Z',
+    });
+    svc.db.faultInjector = refused;
+    try {
+      // Nothing of this user or list was read since the catalog write: the lookups need the engine.
+      const away = await svc.call(stats);
+      expect(away.status).toBe(503);
+      expect(away.body).toEqual({
+        err: true,
+        message: 'Service unavailable: ClickHouse is not answering',
+        code: 503,
+      });
+      const ingest = await svc.ingest([send('away-late')]);
+      expect(ingest.status).toBe(503);
+      const ready = await fetch(`${svc.url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(Number(ready.headers.get('retry-after') ?? '1')).toBeGreaterThan(0);
+    } finally {
+      svc.db.faultInjector = undefined;
+    }
+    expect((await fetch(`${svc.url}/readyz`)).status).toBe(200);
+    const back = await svc.call(stats);
+    expect(back.status).toBe(200);
+    expect(back.body.map((d: { date: string; sends_total: number }) => [d.date, d.sends_total])).toEqual([
+      ['2026-11-02', 3],
+    ]);
+    // The record refused while away is accepted when sent again, and counted once.
+    expect((await svc.ingest([send('away-late')])).body.rejected).toEqual([]);
+    const after = await svc.call(stats);
+    expect(after.body[0].sends_total).toBe(4);
+  }, 60_000);
 });
