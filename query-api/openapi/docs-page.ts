@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import express, { type Router } from 'express';
+import { BODY_TAG } from './document.js';
 
 /** swagger-ui's own files, served from node_modules: no CDN, nothing fetched from elsewhere. */
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -32,34 +33,18 @@ const PAGE = `<!doctype html>
 `;
 
 // validatorUrl null: swagger-ui would otherwise send the document to validator.swagger.io for a badge.
-// credentialsFirst: the path's own parameters (user_id, api_key) are shared by GET and POST, so the
-// document lists them once on the path; swagger-ui would show them after the operation's, last. Copied
-// to the front of each operation's list here, they read first (the document itself is left as it is).
-const INIT = `function credentialsFirst(text) {
-  if (typeof text !== 'string') return text;
-  let doc;
-  try { doc = JSON.parse(text); } catch { return text; }
-  for (const item of Object.values(doc.paths || {})) {
-    const shared = item.parameters || [];
-    if (!shared.length) continue;
-    for (const method of ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']) {
-      const op = item[method];
-      if (!op) continue;
-      const own = (op.parameters || []).filter((p) => !shared.some((s) => s.name === p.name && s.in === p.in));
-      op.parameters = [...shared, ...own];
-    }
-  }
-  return JSON.stringify(doc);
-}
-window.ui = SwaggerUIBundle({
+// The document lists each API operation twice, by GET (the main group) and by POST with a body (a group
+// of its own, document.ts); the POST group starts collapsed, so the page lists each operation once. A
+// deep link to a POST operation opens its group (swagger-ui's deep linking runs once the spec is loaded).
+const INIT = `window.ui = SwaggerUIBundle({
   url: 'openapi.json',
   dom_id: '#swagger-ui',
   deepLinking: true,
   validatorUrl: null,
   presets: [SwaggerUIBundle.presets.apis],
-  plugins: [() => ({ statePlugins: { spec: { wrapActions: { updateSpec: (ori) => (text) => ori(credentialsFirst(text)) } } } })],
   layout: 'BaseLayout',
 });
+window.ui.layoutActions.show(['operations-tag', ${JSON.stringify(BODY_TAG)}], false);
 `;
 
 /** GET /docs: the OpenAPI document rendered by swagger-ui (its files from node_modules). */

@@ -194,6 +194,10 @@ const OPERATIONS: OperationDoc[] = [
   },
 ];
 
+/** The tag of the API's operations (by GET), and the tag of the same operations with a body (POST). */
+export const API_TAG = 'API 1.2';
+export const BODY_TAG = 'API 1.2 with a body (POST)';
+
 const PATH_PARAMS = [
   parameter('user_id', 'path', true, PATH_PARAM_DOCS.user_id),
   parameter('api_key', 'path', true, PATH_PARAM_DOCS.api_key),
@@ -217,7 +221,6 @@ function operationPath(op: OperationDoc) {
     '404': errorAnswer('Error object, code 404 (unknown operation or a format other than .json)', 404),
     ...errorResponses(op.errors),
   };
-  const base = { tags: ['API 1.2'], description: op.description, responses };
   const id = op.name.replace(/\.(\w)/g, (_, c: string) => c.toUpperCase());
   const body = {
     description:
@@ -230,21 +233,28 @@ function operationPath(op: OperationDoc) {
       'multipart/form-data': { schema: params },
     },
   };
+  // The credentials first, in each operation's own list: a path-level list would be shown after the
+  // operation's parameters, last.
+  const parameters = [...PATH_PARAMS, ...query];
   return {
-    parameters: PATH_PARAMS,
-    // Both methods take the same params; the summaries say where they go, so the pair reads as one.
+    // Both methods take the same params. GET is the operation's entry in the main group; POST, the same
+    // operation with its params in a body, is grouped under its own tag after it (/docs shows it collapsed).
     get: {
-      ...base,
+      tags: [API_TAG],
       summary: `${op.summary} (params in the query string)`,
+      description: `${op.description} The same params may come in a JSON, form or multipart body: see "${BODY_TAG}".`,
       operationId: `${id}Get`,
-      parameters: query,
+      parameters,
+      responses,
     },
     post: {
-      ...base,
+      tags: [BODY_TAG],
       summary: `${op.summary} (params in a JSON, form or multipart body)`,
+      description: op.description,
       operationId: `${id}Post`,
-      parameters: query,
+      parameters,
       requestBody: body,
+      responses,
     },
   };
 }
@@ -432,7 +442,17 @@ export function openApiDocument(version: string): Record<string, unknown> {
     // No jsonSchemaDialect: OpenAPI 3.1's default dialect (2020-12 with the OpenAPI vocabulary) is what the
     // schemas use, and swagger-ui warns about any other value, 2020-12's own URI included.
     servers: [{ url: '/' }],
-    tags: [{ name: 'API 1.2' }, { name: 'Ingest' }, { name: 'Operations' }],
+    tags: [
+      { name: API_TAG, description: 'Each operation once, its params in the query string (GET).' },
+      {
+        name: BODY_TAG,
+        description:
+          'The same operations with their params in a JSON, form or multipart body (POST; a body is also ' +
+          'read on GET, as the platform’s own example sends it).',
+      },
+      { name: 'Ingest' },
+      { name: 'Operations' },
+    ],
     paths,
     components: {
       securitySchemes: { ingestToken: { type: 'http', scheme: 'bearer', description: 'INGEST_TOKEN' } },

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STATS_PARAMETERS } from '../support/api-operations.js';
+import { REST_OPERATIONS, STATS_PARAMETERS } from '../support/api-operations.js';
 import { launchBrowser, type Browser } from '../support/browser.js';
 import { startTestService, type TestService } from '../support/service.js';
 
@@ -36,6 +36,35 @@ describe('/docs (swagger-ui)', () => {
     expect(await page.locator('body').innerText()).not.toMatch(
       /jsonSchemaDialect|Values different from the default/,
     );
+  });
+
+  it('the main group lists each operation once (GET); the POST (body) variants are a group after it, collapsed', async () => {
+    const section = (tag: string) =>
+      page.locator('.opblock-tag-section').filter({ has: page.locator(`h3[data-tag="${tag}"]`) });
+    const listed = (tag: string) =>
+      section(tag)
+        .locator('.opblock')
+        .evaluateAll((blocks) =>
+          blocks.map(
+            (b) =>
+              `${b.querySelector('.opblock-summary-method')?.textContent} ${b
+                .querySelector('.opblock-summary-path')
+                ?.getAttribute('data-path')}`,
+          ),
+        );
+    const paths = (method: string) =>
+      REST_OPERATIONS.map((op) => `${method} /api/1.2/rest/{user_id}/{api_key}/${op}.json`).sort();
+    const tags = await page
+      .locator('h3.opblock-tag')
+      .evaluateAll((hs) => hs.map((h) => h.getAttribute('data-tag')));
+    expect(tags.slice(0, 2)).toEqual(['API 1.2', 'API 1.2 with a body (POST)']);
+    expect((await listed('API 1.2')).sort()).toEqual(paths('GET'));
+    expect(await listed('API 1.2 with a body (POST)')).toEqual([]);
+    await section('API 1.2 with a body (POST)').locator('h3.opblock-tag').click();
+    await section('API 1.2 with a body (POST)').locator('.opblock').first().waitFor();
+    expect((await listed('API 1.2 with a body (POST)')).sort()).toEqual(paths('POST'));
+    await section('API 1.2 with a body (POST)').locator('h3.opblock-tag').click();
+    await section('API 1.2 with a body (POST)').locator('.opblock').first().waitFor({ state: 'detached' });
   });
 
   it('an operation lists the credentials first, each parameter with a plain type and a description', async () => {

@@ -135,18 +135,21 @@ describe('OpenAPI document', () => {
   it('documents every operation under the REST path, by GET and POST, and POST /ingest', () => {
     for (const op of REST_OPERATIONS) {
       const item = doc.paths[base(op)]!;
-      expect(item.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual([
-        'path:user_id',
-        'path:api_key',
-      ]);
-      expect(
-        Object.keys(item)
-          .filter((k) => k !== 'parameters')
-          .sort(),
-      ).toEqual(['get', 'post']);
+      // The credentials first in each operation's own list (a path-level list would come after it, last).
+      expect(item.parameters, op).toBeUndefined();
+      expect(Object.keys(item).sort()).toEqual(['get', 'post']);
+      for (const method of ['get', 'post'] as const)
+        expect(
+          item[method].parameters.slice(0, 2).map((p: { name: string; in: string }) => `${p.in}:${p.name}`),
+          `${method} ${op}`,
+        ).toEqual(['path:user_id', 'path:api_key']);
     }
     const stats = doc.paths[base('automation.stats')]!.get;
-    expect(stats.parameters.map((p: { name: string }) => p.name)).toEqual([...STATS_PARAMETERS]);
+    expect(stats.parameters.map((p: { name: string }) => p.name)).toEqual([
+      'user_id',
+      'api_key',
+      ...STATS_PARAMETERS,
+    ]);
     const render = doc.paths[base('transactional.templateRender')]!.post;
     expect(Object.keys(render.responses).sort()).toEqual(
       ['200', '400', '403', '404', '409', '413', '415', '422', '500', '503'].sort(),
@@ -155,6 +158,24 @@ describe('OpenAPI document', () => {
       type: 'array',
       items: { $ref: '#/components/schemas/Record' },
     });
+  });
+
+  it('groups the operations: each once by GET under "API 1.2", the POST (body) variants under a tag after it', () => {
+    const tags = (doc as { tags: { name: string }[] }).tags.map((t) => t.name);
+    expect(tags.slice(0, 2)).toEqual(['API 1.2', 'API 1.2 with a body (POST)']);
+    const tagged = (tag: string) =>
+      Object.entries(doc.paths).flatMap(([path, item]) =>
+        Object.entries(item)
+          .filter(([, op]) => op?.tags?.includes(tag))
+          .map(([method]) => `${method} ${path}`),
+      );
+    expect(tagged('API 1.2').sort()).toEqual(REST_OPERATIONS.map((op) => `get ${base(op)}`).sort());
+    expect(tagged('API 1.2 with a body (POST)').sort()).toEqual(
+      REST_OPERATIONS.map((op) => `post ${base(op)}`).sort(),
+    );
+    for (const op of REST_OPERATIONS)
+      for (const method of ['get', 'post'] as const)
+        expect(doc.paths[base(op)]![method].tags, `${method} ${op}`).toHaveLength(1);
   });
 
   it('swagger-ui has nothing to warn about: no jsonSchemaDialect other than its default', () => {
