@@ -96,7 +96,7 @@ export function createApp({ log, operations, ingest, edge, admin }: AppDeps): ex
   if (admin) app.use('/admin', adminRouter({ ...admin, log }));
   app.all(
     API12_REST_ROUTE,
-    knownOperation(operations), // the operation first (§2.2): PUT on an unknown one is its 404
+    knownOperation(operations), // the operation first (docs/api.md "Errors"): PUT on an unknown one is its 404
     onlyMethods(['GET', 'POST']),
     ...guard,
     readBody(API_BODY_LIMIT, unreadableParams),

@@ -37,7 +37,10 @@ export { MAX_TEMPLATE_BYTES };
 export const MAX_PARAMS_BYTES = 256 * 1024;
 export const MAX_PARAMS_DEPTH = 20;
 
-/** Contract error 17007; `reason` names line and column when Handlebars knows them. */
+/**
+ * Error 17007 (docs/api.md "Errors of templateRender"); `reason` names line and column when Handlebars
+ * knows them.
+ */
 export class TemplateRenderError extends Error {
   readonly code = 17007;
   /**

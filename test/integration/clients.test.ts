@@ -311,7 +311,7 @@ describe('plugins: http_build_query bodies', () => {
 });
 
 describe("n8n's credential test: GET list.all.json", () => {
-  it('answers the lists the caller may read, in the contract shape', async () => {
+  it('answers the lists the caller may read, in the shape of docs/api.md "list.all"', async () => {
     const res = await raw('GET', LISTS);
     expect(res.status).toBe(200);
     expect(res.contentType).toMatch(/^application\/json/);

@@ -2,8 +2,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Restartable } from '../support/restartable.js';
 
 /**
- * Contract §3.4: the dedup ledger keeps event ids for DEDUP_WINDOW_DAYS plus a margin, not forever;
- * the window itself is never weakened, also when the setting changes between starts.
+ * docs/records.md "Counted once": the dedup ledger keeps event ids for DEDUP_WINDOW_DAYS plus a margin,
+ * not forever; the window itself is never weakened, also when the setting changes between starts.
  */
 const node = new Restartable({ CATALOG_POLL_MS: '60000' });
 afterAll(() => node.destroy());

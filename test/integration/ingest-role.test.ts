@@ -48,7 +48,7 @@ describe('ROLE=ingest HTTP listener', () => {
     );
   });
 
-  it('serves no API, no /ingest, no docs: the contract 404, naming no path segment but the operation', async () => {
+  it('serves no API, no /ingest, no docs: the 404 error object (docs/operations.md "Endpoints"), naming no path segment but the operation', async () => {
     const stats = await get('/api/1.2/rest/1/role-secret-key/automation.stats.json?list_id=1');
     expect(stats).toEqual({
       status: 404,

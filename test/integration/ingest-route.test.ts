@@ -293,7 +293,7 @@ describe('duplicates: one event_id counts once', () => {
   });
 });
 
-describe('dates and times that do not exist are rejected, never rolled over (§3.1)', () => {
+describe('dates and times that do not exist are rejected, never rolled over (docs/records.md "Activity records")', () => {
   const DATE = '2025-06-09';
   const bad = [
     '2025-02-29T10:00:00Z', // 2025 is not a leap year (would roll to 03-01)
@@ -329,7 +329,7 @@ describe('dates and times that do not exist are rejected, never rolled over (§3
   });
 });
 
-describe('an NDJSON body whose first line is not a record object (§3.3)', () => {
+describe('an NDJSON body whose first line is not a record object (docs/records.md "Ingest over HTTP")', () => {
   const DATE = '2025-06-11';
 
   it('`[]` as the first line is that line’s rejection; the valid lines after it are taken', async () => {
@@ -359,7 +359,7 @@ describe('an NDJSON body whose first line is not a record object (§3.3)', () =>
   });
 });
 
-describe('a template whose props cannot be stored (issue 19 B)', () => {
+describe('a template whose props cannot be stored (docs/records.md "Catalog records")', () => {
   const DATE = '2025-06-12';
   /** 20,000 nested arrays (~40 KB): JSON.parse reads it, JSON.stringify overflows the stack. */
   const DEEP_PROPS = '{"a":' + '['.repeat(20_000) + ']'.repeat(20_000) + '}';

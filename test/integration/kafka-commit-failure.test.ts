@@ -6,10 +6,10 @@ import { kafkaEnv, produce, testKafka } from '../support/kafka.js';
 import { startTestService, tenant, type TestService } from '../support/service.js';
 
 /**
- * Contract §3.4 under a failed offset commit: a chunk is stored, its commit fails (a broker flap, a
- * rebalance), then the next chunk is cut short between its events insert and its ledger write (a
- * crash there), and another worker takes the partition over from the committed offset. The stored
- * chunk must not be followed by a new range while the committed offset still points before it:
+ * docs/records.md "Counted once" under a failed offset commit: a chunk is stored, its commit fails (a
+ * broker flap, a rebalance), then the next chunk is cut short between its events insert and its ledger
+ * write (a crash there), and another worker takes the partition over from the committed offset. The
+ * stored chunk must not be followed by a new range while the committed offset still points before it:
  * re-read with other boundaries, the half-stored range would get a new token and count twice.
  */
 const USER = 9;

@@ -1,5 +1,5 @@
-// Contract §3.4: a record too large for the dead-letter topic is still dead-lettered (truncated, with
-// its size and digest in the headers), never lost and never blocking its partition.
+// docs/records.md "Counted once": a record too large for the dead-letter topic is still dead-lettered
+// (truncated, with its size and digest in the headers), never lost and never blocking its partition.
 import { createHash } from 'node:crypto';
 import { afterAll, describe, expect, inject, it, vi } from 'vitest';
 import { expectedStats } from '../support/expected-stats.js';

@@ -1,5 +1,6 @@
-// Contract §3.3 and §5 with KAFKA_BROKERS: any body within the 10 MiB limit is accepted whole (split
-// into producer batches the broker accepts), and the first start loads the demo through Kafka.
+// docs/records.md "Ingest over HTTP" and "The demo tenant", with KAFKA_BROKERS: any body within the
+// 10 MiB limit is accepted whole (split into producer batches the broker accepts), and the first start
+// loads the demo through Kafka.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

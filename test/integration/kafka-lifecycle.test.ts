@@ -1,6 +1,6 @@
-// Contract §3.4 and §6: the query API does not wait for the consumer group (nor for Kafka at all),
-// POST /ingest answers 503 while no producer is ready, and SIGTERM stops the process within 10 s
-// whatever does not answer.
+// docs/operations.md "Start-up" and "Shutdown": the query API does not wait for the consumer group (nor
+// for Kafka at all), POST /ingest answers 503 while no producer is ready, and SIGTERM stops the process
+// within 10 s whatever does not answer.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
-// Contract §3.4: a partition's offsets start again from 0 (here: the broker is replaced by a fresh one
-// while DATA_DIR is kept, as `npm run kafka:start` does on every run). The offset ranges recorded
-// for the old partitions must not wedge the new ones, nor make ClickHouse drop new records as
+// docs/records.md "Counted once": a partition's offsets start again from 0 (here: the broker is replaced
+// by a fresh one while DATA_DIR is kept, as `npm run kafka:start` does on every run). The offset ranges
+// recorded for the old partitions must not wedge the new ones, nor make ClickHouse drop new records as
 // repeats of old ranges.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -5,11 +5,12 @@ import { sha256 } from '../support/service.js';
 import { rng } from '../support/rng.js';
 
 /**
- * Contract §3.4: a record is counted once, on its right date, whatever happens between a `list`
- * record and the re-dating of that list's earlier activity into its time zone: the process killed
- * right after the catalog write or anywhere inside the re-dating, or ClickHouse failing there.
- * Activity of list 77 arrives before its `list` record, so it is first dated in DEFAULT_TIMEZONE
- * (Bucharest); the list record then says New York, where most of these instants fall on another day.
+ * docs/records.md "Counted once" and "Dating": a record is counted once, on its right date, whatever
+ * happens between a `list` record and the re-dating of that list's earlier activity into its time zone:
+ * the process killed right after the catalog write or anywhere inside the re-dating, or ClickHouse
+ * failing there. Activity of list 77 arrives before its `list` record, so it is first dated in
+ * DEFAULT_TIMEZONE (Bucharest); the list record then says New York, where most of these instants fall on
+ * another day.
  */
 const USER = 3;
 const KEY = 'redating-key';

@@ -11,11 +11,11 @@ import { sha256 } from '../support/service.js';
 import { rng } from '../support/rng.js';
 
 /**
- * Contract §3.4 under many kills: a worker process SIGKILLed ≥ 10 times at random points — after a
- * random number of stored batches, or 0–200 ms into the re-dating of a list — while it consumes a
- * stream in which the activity of every list is stored before its `list` record arrives (one list changes its
- * zone twice). After the last restart every list's answer equals an independent model in the list's
- * final time zone.
+ * docs/records.md "Counted once" and "Dating" under many kills: a worker process SIGKILLed ≥ 10 times at
+ * random points — after a random number of stored batches, or 0–200 ms into the re-dating of a list —
+ * while it consumes a stream in which the activity of every list is stored before its `list` record
+ * arrives (one list changes its zone twice). After the last restart every list's answer equals an
+ * independent model in the list's final time zone.
  */
 const USER = 4;
 const KEY = 'kills-key';

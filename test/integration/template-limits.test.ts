@@ -4,15 +4,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256, startTestService, type TestService } from '../support/service.js';
 
 /**
- * Contract §2.5 render limits, issue 9 defect 4: a heavy template never stops the service from answering
- * others. The heavy request and the probes are sent by a child process, so what is timed is the server's
- * answer, not this process's own (possibly blocked) event loop.
+ * docs/api.md "Render limits" and "Render fairness": a heavy template never stops the service from
+ * answering others. The heavy request and the probes are sent by a child process, so what is timed is the
+ * server's answer, not this process's own (possibly blocked) event loop.
  */
 const USER = { user: 41, key: 'limits-key' };
 const LIST = 21;
 const RENDER = `/api/1.2/rest/${USER.user}/${USER.key}/transactional.templateRender.json`;
 const STATS = `/api/1.2/rest/${USER.user}/${USER.key}/automation.stats.json?list_id=${LIST}&days=7`;
-/** The issue's bound for a request answered while a heavy template renders. */
+/**
+ * How much later than without it a request may be answered while a heavy template renders (docs/api.md
+ * "Render limits": a heavy template does not delay other requests).
+ */
 const PROBE_BOUND_MS = 250;
 
 const template = (id: string, content: string) => ({

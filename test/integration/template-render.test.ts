@@ -213,7 +213,7 @@ describe('transactional.templateRender over HTTP', () => {
   });
   afterAll(() => svc?.stop());
 
-  describe('errors, in the contract order', () => {
+  describe('errors, in the order of docs/api.md "Errors"', () => {
     it('407 for a missing list_id or template_id (false and "" count as missing)', async () => {
       expect(errorOf(await get('template_id=hello'))).toEqual(
         err(400, 407, 'Missing required param list_id'),
@@ -252,7 +252,7 @@ describe('transactional.templateRender over HTTP', () => {
       ];
       for (const [query, message] of cases) {
         expect({ query, ...errorOf(await get(query, A)) }).toEqual({ query, ...err(400, 406, message) });
-        // With a wrong key: 101 (issue 19: credentials are checked first, before the body is read).
+        // With a wrong key: 101 (docs/api.md "Errors": credentials come first, before the body is read).
         expect(errorOf(await get(query, { user: A.user, key: 'wrong' })).body.code).toBe(101);
       }
       expect(errorOf(await postJson({ list_id: 11, template_id: 'hello', params: ['a'] }))).toEqual(

@@ -193,8 +193,8 @@ describe('Python xmlrpc.client against the XML-RPC endpoint', () => {
     ]);
     expect(py.lists).toEqual({ ok: json });
   });
-  it('faults carry the contract codes and messages: 101', () => {
-    // A wrong key is answered before the call (and its list_id) is read (issue 19).
+  it('faults carry the codes and messages of docs/api.md "Errors": 101', () => {
+    // A wrong key is answered before the call (and its list_id) is read (docs/api.md "Errors").
     expect(py.f101_key).toEqual(fault(101, 'Not allowed for this user_id and api_key'));
     expect(py.f101_list).toEqual(fault(101, 'Not allowed for list_id = 103'));
     expect(py.f101_lists).toEqual(fault(101, 'Not allowed for this user_id and api_key'));

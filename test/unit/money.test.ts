@@ -38,7 +38,7 @@ describe('toUnits4: decimal strings → exact 10^-4 units', () => {
 });
 
 describe('formatCents: two decimals, decimal comma, "." between thousands (docs/api.md "Answer")', () => {
-  it('the contract examples', () => {
+  it('the examples of docs/api.md "Answer"', () => {
     expect(fmt('0')).toBe('0,00');
     expect(fmt('1234.5')).toBe('1.234,50');
     expect(fmt('1234567.891')).toBe('1.234.567,89');
