@@ -1,4 +1,4 @@
-import type { Db } from '../clickhouse/client.js';
+import type { Db, Params } from '../clickhouse/client.js';
 import type { Logger } from '../log.js';
 import type {
   CatalogRecord,
@@ -184,17 +184,9 @@ export class Catalog {
 
   /** The list's accounts at their latest version (an account moved to another list is not returned). */
   accounts(listId: number): Promise<SmtpAccountRecord[]> {
-    return this.cached(`accounts|${listId}`, async () => {
-      const rows = await this.db.query<{ payload: string }>(
-        `SELECT payload FROM catalog
-         WHERE kind = 'smtp_account'
-           AND key IN (SELECT key FROM catalog WHERE kind = 'smtp_account' AND list_id = {list:UInt64})
-         ORDER BY key, version DESC, arrival DESC
-         LIMIT 1 BY key`,
-        { list: listId },
-      );
-      return rows.map((r) => JSON.parse(r.payload) as SmtpAccountRecord).filter((a) => a.list_id === listId);
-    });
+    return this.cached(`accounts|${listId}`, () =>
+      this.latestOfList<SmtpAccountRecord>('smtp_account', listId),
+    );
   }
 
   async template(accountId: string, templateId: string): Promise<StoredTemplate | undefined> {
@@ -291,35 +283,52 @@ export class Catalog {
 
   /** The list's workflows at their latest version (one moved to another list is not returned), by id. */
   workflows(listId: number): Promise<WorkflowRecord[]> {
-    return this.cached(`workflows|${listId}`, async () => {
-      const rows = await this.db.query<{ payload: string }>(
-        `SELECT payload FROM catalog
-         WHERE kind = 'workflow'
-           AND key IN (SELECT key FROM catalog WHERE kind = 'workflow' AND list_id = {list:UInt64})
-         ORDER BY key, version DESC, arrival DESC
-         LIMIT 1 BY key`,
-        { list: listId },
-      );
-      return rows
-        .map((r) => JSON.parse(r.payload) as WorkflowRecord)
-        .filter((w) => w.list_id === listId)
-        .sort((a, b) => a.workflow_id - b.workflow_id);
-    });
+    return this.cached(`workflows|${listId}`, async () =>
+      (await this.latestOfList<WorkflowRecord>('workflow', listId)).sort(
+        (a, b) => a.workflow_id - b.workflow_id,
+      ),
+    );
   }
 
   /** The latest version of every template of these accounts (deleted ones included: the caller decides). */
   async templatesOf(accountIds: string[]): Promise<TemplateRecord[]> {
     if (accountIds.length === 0) return [];
-    return this.cached(`templates|${accountIds.join('\n')}`, async () => {
+    return this.cached(`templates|${accountIds.join('\n')}`, () =>
       // Template keys are `account_id/template_id`.
-      const rows = await this.db.query<{ payload: string }>(
-        `SELECT payload FROM catalog
-         WHERE kind = 'template' AND splitByChar('/', key)[1] IN {accounts:Array(String)}
-         ORDER BY key, version DESC, arrival DESC
-         LIMIT 1 BY key`,
-        { accounts: accountIds },
-      );
-      return rows.map((r) => JSON.parse(r.payload) as TemplateRecord);
-    });
+      this.latestOfKind<TemplateRecord>('template', "splitByChar('/', key)[1] IN {accounts:Array(String)}", {
+        accounts: accountIds,
+      }),
+    );
+  }
+
+  /**
+   * The latest version of every entity of `kind` whose key the SQL condition `keys` selects (with its
+   * own `params`), in one statement: the one query behind accounts, workflows and templates.
+   */
+  private async latestOfKind<T>(kind: CatalogRecord['type'], keys: string, params: Params): Promise<T[]> {
+    const rows = await this.db.query<{ payload: string }>(
+      `SELECT payload FROM catalog
+       WHERE kind = {kind:String} AND ${keys}
+       ORDER BY key, version DESC, arrival DESC
+       LIMIT 1 BY key`,
+      { ...params, kind },
+    );
+    return rows.map((r) => JSON.parse(r.payload) as T);
+  }
+
+  /**
+   * The entities of `kind` of a list at their latest version: every key ever written for the list, kept
+   * only when its latest version is still of the list (an entity moved to another list is not returned).
+   */
+  private async latestOfList<T extends { list_id: number }>(
+    kind: 'smtp_account' | 'workflow',
+    listId: number,
+  ): Promise<T[]> {
+    const latest = await this.latestOfKind<T>(
+      kind,
+      'key IN (SELECT key FROM catalog WHERE kind = {kind:String} AND list_id = {list:UInt64})',
+      { list: listId },
+    );
+    return latest.filter((r) => r.list_id === listId);
   }
 }
