@@ -225,6 +225,22 @@ describe('token rotate', () => {
     expect(readFileSync(join(dir, 'ingest-token'), 'utf8')).toMatch(/^[0-9a-f]{80}$/);
   }, 180_000);
 
+  it('says to restart mailstats, since the running service keeps its token until then', async () => {
+    const file = join(dir, 'restart.env');
+    // An existing file: Node itself exits 9 on a missing --env-file target, even after the script path.
+    writeFileSync(file, 'INGEST_TOKEN=old\n');
+    const compose = await admin(['token', 'rotate', '--env-file', file]);
+    expect(compose.code).toBe(0);
+    expect(compose.out).toContain(
+      `new ingest token written to ${file} (INGEST_TOKEN); restart mailstats (docker compose up -d).`,
+    );
+    const embedded = await admin(['token', 'rotate'], { DATA_DIR: dir });
+    expect(embedded.code).toBe(0);
+    expect(embedded.out).toContain(
+      `new ingest token written to ${join(dir, 'ingest-token')}; restart mailstats to use it.`,
+    );
+  }, 180_000);
+
   it('adds the line when missing', () => {
     expect(withIngestToken('A=1\n', 't')).toBe('A=1\nINGEST_TOKEN=t\n');
     expect(withIngestToken('', 't')).toBe('INGEST_TOKEN=t\n');
