@@ -1,12 +1,17 @@
-import { readFileSync } from 'node:fs';
-import { adminPost } from './admin-http.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { AdminError, adminFetch, adminPost } from './admin-http.js';
 import { UsageError } from './commands.js';
 
-/** `erase --list N --subscriber S` or `--file F` (lines `list_id,subscriber_id`), docs/lifecycle.md. */
+/**
+ * `erase --list N --subscriber S [--at TIME]` or `--file F` (lines `list_id,subscriber_id[,erased_at]`),
+ * and `erasures export [FILE]`, the erasure log those lines replay (docs/lifecycle.md).
+ */
 
 interface Pair {
   list_id: number;
   subscriber_id: number;
+  /** RFC 3339: an earlier erasure replayed with its original time (absent: erased now). */
+  erased_at?: string;
 }
 interface ErasedList {
   list_id: number;
@@ -16,14 +21,32 @@ interface ErasedList {
 
 /** Pairs per request: one DELETE per list serves any number of subscribers at about the same cost. */
 const PAIRS_PER_REQUEST = 10_000;
+const HEADER = /^list_id\s*,\s*subscriber_id(\s*,\s*erased_at)?$/;
 
 const positive = (text: string | undefined) => {
   const n = Number(text?.trim());
   return text !== undefined && /^\s*\d+\s*$/.test(text) && Number.isSafeInteger(n) && n > 0 ? n : undefined;
 };
 
-/** The pairs of a file: `list_id,subscriber_id` per line; blank lines and a header line are skipped. */
-export function pairsOfFile(file: string): Pair[] {
+/**
+ * An erasure time as the service takes it: RFC 3339 with an offset (`2026-11-02T10:00:00Z`), or epoch
+ * milliseconds; undefined when it is neither. Whether it is in the future is the service's to say.
+ */
+export function erasureTime(text: string): string | undefined {
+  const t = text.trim();
+  const ms = /^\d+$/.test(t)
+    ? Number(t)
+    : /^\d{4}-\d\d-\d\dT.*(Z|[+-]\d\d:?\d\d)$/i.test(t)
+      ? Date.parse(t)
+      : NaN;
+  return Number.isSafeInteger(ms) && ms >= 0 ? new Date(ms).toISOString() : undefined;
+}
+
+/**
+ * The pairs of a file: `list_id,subscriber_id` per line, optionally `,erased_at` (the file
+ * `erasures export` writes); blank lines and a header line are skipped. `at`: the time of lines without one.
+ */
+export function pairsOfFile(file: string, at?: string): Pair[] {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -33,36 +56,44 @@ export function pairsOfFile(file: string): Pair[] {
   const pairs: Pair[] = [];
   text.split('\n').forEach((raw, i) => {
     const line = raw.trim();
-    if (line === '' || (i === 0 && /^list_id\s*,\s*subscriber_id$/.test(line))) return;
-    const [list, subscriber, extra] = line.split(',');
+    if (line === '' || (i === 0 && HEADER.test(line))) return;
+    const [list, subscriber, time, extra] = line.split(',');
     const list_id = positive(list);
     const subscriber_id = positive(subscriber);
     if (list_id === undefined || subscriber_id === undefined || extra !== undefined)
       throw new UsageError(
-        `--file ${file} line ${i + 1}: expected list_id,subscriber_id (two positive integers)`,
+        `--file ${file} line ${i + 1}: expected list_id,subscriber_id[,erased_at] (two positive integers, then optionally a time)`,
       );
-    pairs.push({ list_id, subscriber_id });
+    const erased_at = time === undefined || time.trim() === '' ? at : erasureTime(time);
+    if (erased_at === undefined && time !== undefined && time.trim() !== '')
+      throw new UsageError(
+        `--file ${file} line ${i + 1}: erased_at "${time.trim()}" is not a time (e.g. 2026-11-02T10:00:00Z)`,
+      );
+    pairs.push({ list_id, subscriber_id, ...(erased_at === undefined ? {} : { erased_at }) });
   });
   if (pairs.length === 0) throw new UsageError(`--file ${file}: no list_id,subscriber_id lines`);
   return pairs;
 }
 
-export function erasePairs(o: { list?: string; subscriber?: string; file?: string }): Pair[] {
+export function erasePairs(o: { list?: string; subscriber?: string; file?: string; at?: string }): Pair[] {
+  const at = o.at === undefined ? undefined : erasureTime(o.at);
+  if (o.at !== undefined && at === undefined)
+    throw new UsageError(`--at "${o.at}" is not a time (e.g. 2026-11-02T10:00:00Z, or epoch milliseconds)`);
   if (o.file !== undefined) {
     if (o.list !== undefined || o.subscriber !== undefined)
       throw new UsageError('give either --file or --list and --subscriber, not both');
-    return pairsOfFile(o.file);
+    return pairsOfFile(o.file, at);
   }
   const list_id = positive(o.list);
   const subscriber_id = positive(o.subscriber);
   if (list_id === undefined) throw new UsageError('--list must be a positive integer (or give --file)');
   if (subscriber_id === undefined)
     throw new UsageError('--subscriber must be a positive integer (or give --file)');
-  return [{ list_id, subscriber_id }];
+  return [{ list_id, subscriber_id, ...(at === undefined ? {} : { erased_at: at }) }];
 }
 
 export async function erase(
-  o: { list?: string; subscriber?: string; file?: string },
+  o: { list?: string; subscriber?: string; file?: string; at?: string },
   url: string,
 ): Promise<number> {
   const pairs = erasePairs(o);
@@ -82,5 +113,30 @@ export async function erase(
     console.log(
       `list ${l.list_id}: ${l.subscribers} subscriber${l.subscribers === 1 ? '' : 's'} erased, ${l.deleted} records deleted`,
     );
+  return 0;
+}
+
+/**
+ * `erasures export [FILE]`: the erasure log as CSV (`list_id,subscriber_id,erased_at`), to FILE or
+ * stdout; `erase --file` replays it with the original times.
+ */
+export async function erasuresExport(file: string | undefined, url: string): Promise<number> {
+  const res = await adminFetch(url, '/erasures/export');
+  const lines = (await res.text()).split('\n').filter((l) => l.trim() !== '');
+  const rows = lines.map((l) => {
+    const e = JSON.parse(l) as { list_id: number; subscriber_id: number; erased_at: string };
+    return `${e.list_id},${e.subscriber_id},${e.erased_at}\n`;
+  });
+  const text = 'list_id,subscriber_id,erased_at\n' + rows.join('');
+  if (!file) {
+    process.stdout.write(text);
+    return 0;
+  }
+  try {
+    writeFileSync(file, text);
+  } catch (err) {
+    throw new AdminError(`${file}: cannot be written (${(err as Error).message})`);
+  }
+  console.error(`${rows.length} erasure${rows.length === 1 ? '' : 's'} written to ${file}`);
   return 0;
 }

@@ -2,7 +2,7 @@ import { adminToken } from './admin-http.js';
 import { backup, restore } from './backup.js';
 import { UsageError } from './commands.js';
 import { dlqExport, dlqStats } from './dlq.js';
-import { erase } from './erase.js';
+import { erase, erasuresExport } from './erase.js';
 import { importFiles } from './import.js';
 
 /** The data's life cycle commands (docs/lifecycle.md), dispatched from cli.ts. */
@@ -12,7 +12,10 @@ The data's life cycle (docs/lifecycle.md); authorised by ADMIN_TOKEN, else DATA_
   import [--resume] FILE…            .ndjson/.jsonl, .json (an array), .csv, each optionally .gz;
                                      - = NDJSON on stdin. Rejections go to FILE.rejected.ndjson
   erase --list N --subscriber S      erase a subscriber's activity on a list (or --file F of
-                                     list_id,subscriber_id lines)
+                                     list_id,subscriber_id[,erased_at] lines); --at TIME: replay an
+                                     earlier erasure with its original time (never in the future)
+  erasures export [FILE]             the erasure log as CSV (list_id,subscriber_id,erased_at): keep it
+                                     beside each backup; after restoring an older one, erase --file FILE
   backup DIR                         a point-in-time copy of the running service's store
   restore DIR                        (service stopped) fill an empty DATA_DIR from a backup
   dlq export [--reason TEXT] [--since TIME] [FILE]   dead letters as NDJSON (Kafka mode)
@@ -24,6 +27,7 @@ export const LIFECYCLE_OPTIONS = {
   file: { type: 'string' },
   reason: { type: 'string' },
   since: { type: 'string' },
+  at: { type: 'string' },
   'chunk-records': { type: 'string' },
 } as const;
 
@@ -38,7 +42,7 @@ export async function runLifecycle(
 ): Promise<number | undefined> {
   const [command, ...rest] = positionals;
   // The token first: without one nothing is read or sent (restore needs none: it works on DATA_DIR).
-  if (['import', 'erase', 'backup', 'dlq'].includes(command ?? '')) adminToken();
+  if (['import', 'erase', 'erasures', 'backup', 'dlq'].includes(command ?? '')) adminToken();
   switch (command) {
     case 'import': {
       const chunk = str(values['chunk-records']);
@@ -51,9 +55,18 @@ export async function runLifecycle(
       if (rest.length > 0)
         throw new UsageError(`erase takes no positional arguments (got "${rest.join(' ')}")`);
       return erase(
-        { list: str(values.list), subscriber: str(values.subscriber), file: str(values.file) },
+        {
+          list: str(values.list),
+          subscriber: str(values.subscriber),
+          file: str(values.file),
+          at: str(values.at),
+        },
         url,
       );
+    case 'erasures':
+      if (rest[0] !== 'export' || rest.length > 2)
+        throw new UsageError('erasures: give export [FILE] (the erasure log as CSV)');
+      return erasuresExport(rest[1], url);
     case 'backup':
       if (rest.length > 1) throw new UsageError('backup takes one directory');
       return backup(rest[0], url);

@@ -85,8 +85,12 @@ export class Pipeline {
    * intent), delete the raw rows, rebuild each list into a new dating generation (readers switch to it
    * at once, ARCHITECTURE.md "Re-dating a list"), then mark it done. Queued like a write, so no batch
    * of this process falls in between. Resolves once every answer reads without them.
+   *
+   * A pair's `erasedAt` (epoch ms, not in the future) is the time of an erasure made earlier and
+   * replayed (after a restore of an older backup, docs/lifecycle.md): the subscriber's activity
+   * timestamped after it is kept. Without it the erasure is made now.
    */
-  erase(pairs: ErasurePair[]): Promise<ListErasure[]> {
+  erase(pairs: (ErasurePair & { erasedAt?: number })[]): Promise<ListErasure[]> {
     const store = this.erasures;
     if (!store) return Promise.reject(new Error('erasure is not available in this process'));
     const run = this.queue.then(async () => {
@@ -94,17 +98,36 @@ export class Pipeline {
       const unknown: number[] = [];
       for (const id of lists) if (!(await store.listExists(id))) unknown.push(id);
       if (unknown.length > 0) throw new UnknownListError(unknown);
-      const erasedAt = Date.now();
-      await store.recordIntent(pairs, erasedAt);
+      const now = Date.now();
+      if (pairs.some((p) => p.erasedAt !== undefined && p.erasedAt > now))
+        throw new Error('an erasure time is in the future');
+      const erasures = pairs.map((p) => ({
+        list_id: p.list_id,
+        subscriber_id: p.subscriber_id,
+        erasedAt: p.erasedAt ?? now,
+      }));
+      await store.recordIntent(erasures);
       this.erasedCache = undefined; // re-read with the new rows at the next write
       try {
-        return await this.completeErasures(pairs.map((p) => ({ ...p, erasedAt })));
+        return await this.completeErasures(erasures);
       } finally {
         this.changed(lists);
       }
     });
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * The erasure log: per erased (list, subscriber) its latest erasure time, intents included. Exported
+   * beside each backup, and replayed with `erase --file` after restoring an older one.
+   */
+  async erasureLog(): Promise<Erasure[]> {
+    if (!this.erasures) throw new Error('erasure is not available in this process');
+    const log: Erasure[] = [];
+    for (const [list_id, subs] of await this.erasures.erased())
+      for (const [subscriber_id, erasedAt] of subs) log.push({ list_id, subscriber_id, erasedAt });
+    return log.sort((a, b) => a.list_id - b.list_id || a.subscriber_id - b.subscriber_id);
   }
 
   /** Delete, rebuild and mark done, list by list (also the recovery of interrupted erasures). */
@@ -114,23 +137,25 @@ export class Pipeline {
     for (const e of erasures) byList.set(e.list_id, [...(byList.get(e.list_id) ?? []), e]);
     const results: ListErasure[] = [];
     for (const [listId, list] of byList) {
-      const subs = [...new Set(list.map((e) => e.subscriber_id))];
-      const deleted = await store.count(listId, subs);
+      // Per subscriber, its latest erasure time: what is stored or timestamped up to it goes.
+      const upTo = new Map<number, number>();
+      for (const e of list) upTo.set(e.subscriber_id, Math.max(upTo.get(e.subscriber_id) ?? 0, e.erasedAt));
+      const deleted = await store.count(listId, upTo);
       // On a server another process may insert a batch it filtered before the intent was written:
       // delete and rebuild again until none is left (embedded, writes are queued behind this).
       for (let attempt = 0; ; attempt++) {
-        await store.deleteEvents(listId, subs);
+        await store.deleteEvents(listId, upTo);
         const { gen } = await this.ensureDated(listId, { force: true });
         // The older generations' per-day rows still hold the subscribers (unread): drop them also when
         // the rebuild found no rows left (then ensureDated drops nothing itself).
         await this.events
           .dropOlderGenerations(listId, gen)
           .catch((err: unknown) => this.log.warn({ err, list_id: listId }, 'older generations not dropped'));
-        if (this.events.soleWriter || (await store.count(listId, subs)) === 0) break;
+        if (this.events.soleWriter || (await store.count(listId, upTo)) === 0) break;
         if (attempt >= 5) throw new Error(`list ${listId}: erased subscribers' records keep arriving`);
       }
       await store.markDone(list);
-      results.push({ list_id: listId, subscribers: subs.length, deleted });
+      results.push({ list_id: listId, subscribers: upTo.size, deleted });
     }
     return results;
   }

@@ -19,7 +19,10 @@ export interface ErasedList {
 export interface AdminActions {
   /** Where imported records go: the same sink as POST /ingest. */
   sink: IngestSink;
-  erase(pairs: { list_id: number; subscriber_id: number }[]): Promise<ErasedList[]>;
+  /** `erasedAt` (epoch ms, never in the future): an earlier erasure replayed with its original time. */
+  erase(pairs: { list_id: number; subscriber_id: number; erasedAt?: number }[]): Promise<ErasedList[]>;
+  /** The erasure log: per erased (list, subscriber) its latest erasure time (epoch ms). */
+  erasureLog(): Promise<{ list_id: number; subscriber_id: number; erasedAt: number }[]>;
   backup(dir: string): Promise<{ dir: string; schema_version: number }>;
   /** Undefined without KAFKA_BROKERS. */
   deadLetters?: (
@@ -57,9 +60,22 @@ export function requireAdminToken(token: string) {
 }
 
 const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+/** An erasure's time: RFC 3339 with an offset, or epoch milliseconds; never in the future. */
+const erasedAt = z.union([z.string(), z.number().int().nonnegative()]).transform((v, ctx) => {
+  const ms = typeof v === 'number' ? v : /(Z|[+-]\d\d:?\d\d)$/i.test(v) ? Date.parse(v) : NaN;
+  if (!Number.isSafeInteger(ms) || ms < 0) {
+    ctx.addIssue({ code: 'custom', message: `"${v}" is not a time (e.g. 2026-11-02T10:00:00Z)` });
+    return z.NEVER;
+  }
+  if (ms > Date.now()) {
+    ctx.addIssue({ code: 'custom', message: `${new Date(ms).toISOString()} is in the future` });
+    return z.NEVER;
+  }
+  return ms;
+});
 const eraseBody = z.object({
   pairs: z
-    .array(z.object({ list_id: id, subscriber_id: id }))
+    .array(z.object({ list_id: id, subscriber_id: id, erased_at: erasedAt.optional() }))
     .min(1, 'give at least one list_id, subscriber_id pair')
     .max(MAX_ERASE_PAIRS, `at most ${MAX_ERASE_PAIRS} pairs per request`),
 });
@@ -161,17 +177,54 @@ export function adminRouter(deps: { token: string; actions: AdminActions; log: L
     readBody(JSON_BODY_LIMIT, unreadable),
     handle(async (req, res) => {
       const { pairs } = jsonBody(req, eraseBody);
-      const lists = await actions.erase(pairs);
+      const lists = await actions.erase(
+        pairs.map((p) => ({
+          list_id: p.list_id,
+          subscriber_id: p.subscriber_id,
+          ...(p.erased_at === undefined ? {} : { erasedAt: p.erased_at }),
+        })),
+      );
+      const replayed = pairs.filter((p) => p.erased_at !== undefined).length;
       log.info(
         {
           audit: 'erase',
           lists: lists.map((l) => l.list_id),
           subscribers: lists.reduce((n, l) => n + l.subscribers, 0),
           deleted: lists.reduce((n, l) => n + l.deleted, 0),
+          ...(replayed > 0 ? { with_erased_at: replayed } : {}),
         },
         'admin action',
       );
       res.json({ lists });
+    }),
+  );
+
+  // The erasure log as NDJSON (`erasures export`): kept beside each backup, replayed after a restore.
+  router.get(
+    '/erasures/export',
+    handle(async (_req, res) => {
+      const entries = await actions.erasureLog();
+      res.setHeader('content-type', 'application/x-ndjson');
+      res.end(
+        entries
+          .map((e) =>
+            JSON.stringify({
+              list_id: e.list_id,
+              subscriber_id: e.subscriber_id,
+              erased_at: new Date(e.erasedAt).toISOString(),
+            }),
+          )
+          .map((l) => l + '\n')
+          .join(''),
+      );
+      log.info(
+        {
+          audit: 'erasures export',
+          exported: entries.length,
+          lists: new Set(entries.map((e) => e.list_id)).size,
+        },
+        'admin action',
+      );
     }),
   );
 

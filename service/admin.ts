@@ -34,6 +34,7 @@ export function adminActions(deps: {
         throw err;
       }
     },
+    erasureLog: () => pipeline.erasureLog(),
     async backup(dir) {
       try {
         // Between writes: every batch is in the backup whole or not at all.

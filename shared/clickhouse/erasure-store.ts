@@ -14,6 +14,11 @@ export interface Erasure extends ErasurePair {
 
 const INT_SETTINGS = { output_format_json_quote_64bit_integers: 0 } as const;
 
+/** A row of one of `subs` stored or timestamped at or before that subscriber's time in `ats` (epoch ms). */
+const UP_TO = `subscriber_id IN {subs:Array(UInt64)}
+  AND toUnixTimestamp64Milli(least(ts, ingested_at)) <= arrayElement({ats:Array(Int64)}, indexOf({subs:Array(UInt64)}, subscriber_id))`;
+const upToParams = (upTo: Map<number, number>) => ({ subs: [...upTo.keys()], ats: [...upTo.values()] });
+
 /** Per list, per subscriber: the latest erasure time (epoch ms). */
 export type ErasedMap = Map<number, Map<number, number>>;
 
@@ -24,13 +29,12 @@ export type ErasedMap = Map<number, Map<number, number>>;
 export class ErasureStore {
   constructor(private readonly db: Db) {}
 
-  /** Record the intent (done = 0) of erasing these pairs at `erasedAt`. */
-  async recordIntent(pairs: ErasurePair[], erasedAt: number): Promise<void> {
-    const at = toDateTime64(erasedAt);
+  /** Record the intent (done = 0) of these erasures, each at its own `erasedAt`. */
+  async recordIntent(erasures: Erasure[]): Promise<void> {
     await this.db.insert(
       'erasures',
       ['list_id', 'subscriber_id', 'erased_at', 'done'],
-      pairs.map((p) => [p.list_id, p.subscriber_id, at, 0]),
+      erasures.map((e) => [e.list_id, e.subscriber_id, toDateTime64(e.erasedAt), 0]),
     );
   }
 
@@ -74,24 +78,30 @@ export class ErasureStore {
     return map;
   }
 
-  /** How many raw rows of these subscribers the list holds. */
-  async count(listId: number, subscribers: number[]): Promise<number> {
+  /**
+   * How many raw rows of these subscribers the list holds up to each one's erasure time: a row
+   * timestamped at or before it, or stored at or before it (`ingested_at`: an erasure made now takes
+   * every row already stored, even one timestamped a little in the future; an erasure replayed with its
+   * original time, after a restore, keeps the subscriber's activity timestamped after it).
+   */
+  async count(listId: number, upTo: Map<number, number>): Promise<number> {
     const [row] = await this.db.query<{ n: number }>(
-      'SELECT count() AS n FROM events WHERE list_id = {list:UInt64} AND subscriber_id IN {subs:Array(UInt64)}',
-      { list: listId, subs: subscribers },
+      `SELECT count() AS n FROM events WHERE list_id = {list:UInt64} AND ${UP_TO}`,
+      { list: listId, ...upToParams(upTo) },
       INT_SETTINGS,
     );
     return row?.n ?? 0;
   }
 
   /**
-   * Delete the raw rows of these subscribers on the list (every generation). A lightweight delete:
-   * the rows are invisible to every read once it returns (lightweight_deletes_sync waits for it).
+   * Delete the raw rows of these subscribers on the list (every generation) up to each one's erasure
+   * time (as `count`). A lightweight delete: the rows are invisible to every read once it returns
+   * (lightweight_deletes_sync waits for it).
    */
-  async deleteEvents(listId: number, subscribers: number[]): Promise<void> {
+  async deleteEvents(listId: number, upTo: Map<number, number>): Promise<void> {
     await this.db.command(
-      'DELETE FROM events WHERE list_id = {list:UInt64} AND subscriber_id IN {subs:Array(UInt64)}',
-      { list: listId, subs: subscribers },
+      `DELETE FROM events WHERE list_id = {list:UInt64} AND ${UP_TO}`,
+      { list: listId, ...upToParams(upTo) },
       { lightweight_deletes_sync: '2' },
     );
   }

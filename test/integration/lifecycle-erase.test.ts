@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -7,7 +7,7 @@ import type { RawActivity } from '../support/expected-stats.js';
 import { activityStream, STREAM_LISTS, STREAM_PERIOD, streamStats } from '../support/kafka.js';
 import { scrape, metricValue } from '../support/metrics.js';
 import { Restartable } from '../support/restartable.js';
-import { tenant } from '../support/service.js';
+import { startTestService, tenant, type TestService } from '../support/service.js';
 
 const USER = 4;
 const KEY = 'erase-key';
@@ -200,4 +200,153 @@ describe('erase', () => {
     model = model.filter((x) => !(x.list_id === 11 && x.subscriber_id === subscriber));
     await expectAnswers(model);
   }, 300_000);
+});
+
+/**
+ * Restores and replays (docs/lifecycle.md, "erase"): an erasure keeps its original time. After restoring
+ * a backup older than an erasure, `erase --file` of the exported erasure log removes what was erased
+ * then and keeps the subscriber's activity timestamped after it.
+ */
+describe('erasures replayed with their original time', () => {
+  const LIST = 20;
+  const OTHER = 21;
+  const SUBSCRIBER = 7;
+  let a: TestService | undefined;
+  let b: TestService | undefined;
+
+  const lists = [
+    { list_id: LIST, timezone: 'UTC' },
+    { list_id: OTHER, timezone: 'UTC' },
+  ];
+  /** One embedded store per process at a time: `a` is stopped before `b` starts. */
+  const startWithTenant = async () => {
+    const s = await startTestService({ ADMIN_TOKEN: ADMIN });
+    expect((await s.ingest(tenant({ userId: USER, apiKey: KEY, lists }))).status).toBe(200);
+    return s;
+  };
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+  });
+
+  const day = 86_400_000;
+  const send = (event_id: string, list_id: number, subscriber_id: number, timestamp: number) => ({
+    type: 'send',
+    event_id,
+    list_id,
+    workflow_id: 1,
+    subscriber_id,
+    timestamp,
+  });
+  const period = (now: number) => {
+    const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    return `&start_date=${date(now - 5 * day)}&stop_date=${date(now + day)}`;
+  };
+  const stats = (s: TestService, list: number, now: number) =>
+    s.call(`/api/1.2/rest/${USER}/${KEY}/automation.stats.json?list_id=${list}${period(now)}`);
+  const sends = (answer: { sends_total: number }[]) => answer.reduce((n, d) => n + d.sends_total, 0);
+
+  it('erase at T1, later activity, a store without the erasure, erase --file of the export: the later activity still counts', async () => {
+    const env = (s: TestService) => ({ MAILSTATS_URL: s.url!, ADMIN_TOKEN: ADMIN });
+    const dir = mkdtempSync(join(tmpdir(), 'mailstats-erase-replay-'));
+    try {
+      const original = await startWithTenant();
+      a = original;
+      const start = Date.now();
+      const earlier = [
+        send('r-early-1', LIST, SUBSCRIBER, start - 3 * day),
+        send('r-early-2', LIST, SUBSCRIBER, start - 2 * day),
+        send('r-other-sub', LIST, 8, start - 2 * day),
+        send('r-other-list', OTHER, SUBSCRIBER, start - 2 * day),
+      ];
+      expect((await original.ingest(earlier)).body).toEqual({ accepted: 4, rejected: [] });
+      const erased = await cli(
+        ['erase', '--list', String(LIST), '--subscriber', String(SUBSCRIBER)],
+        env(original),
+      );
+      expect(erased.code, erased.err).toBe(0);
+      expect(erased.out).toMatch(/^list 20: 1 subscriber erased, 2 records deleted$/m);
+      // The subscriber's genuine activity after the erasure (timestamped after T1), and a late copy of
+      // an erased record (before T1: not counted).
+      const t = Date.now() + 1000;
+      const later = [send('r-later-1', LIST, SUBSCRIBER, t), send('r-later-2', LIST, SUBSCRIBER, t + 1)];
+      expect(
+        (await original.ingest([...later, send('r-late-a', LIST, SUBSCRIBER, start - day)])).body,
+      ).toEqual({
+        accepted: 3,
+        rejected: [],
+      });
+      const truth = await stats(original, LIST, start);
+      expect(sends(truth.body)).toBe(3); // subscriber 8's and the two later ones
+
+      const file = join(dir, 'erasures.csv');
+      const exported = await cli(['erasures', 'export', file], env(original));
+      expect(exported.code, exported.err).toBe(0);
+      const lines = readFileSync(file, 'utf8').trim().split('\n');
+      expect(lines[0]).toBe('list_id,subscriber_id,erased_at');
+      expect(lines).toHaveLength(2);
+      const [, , erasedAt] = lines[1]!.split(',');
+      expect(lines[1]).toBe(`${LIST},${SUBSCRIBER},${erasedAt}`);
+      const t1 = Date.parse(erasedAt!);
+      expect(t1).toBeGreaterThanOrEqual(start);
+      expect(t1).toBeLessThan(t);
+
+      const truthOther = await stats(original, OTHER, start);
+      await original.stop();
+      a = undefined;
+
+      // A store without the erasure (as after restoring an older backup), given the same records.
+      const restored = await startWithTenant();
+      b = restored;
+      expect((await restored.ingest([...earlier, ...later])).body.rejected).toEqual([]);
+      expect(sends((await stats(restored, LIST, start)).body)).toBe(5);
+      const replay = await cli(['erase', '--file', file], env(restored));
+      expect(replay.code, replay.err).toBe(0);
+      expect(replay.out).toMatch(/^list 20: 1 subscriber erased, 2 records deleted$/m);
+      expect(await stats(restored, LIST, start)).toEqual(truth);
+      expect(await stats(restored, OTHER, start)).toEqual(truthOther);
+      expect(sends((await stats(restored, OTHER, start)).body)).toBe(1);
+      // And the replayed erasure filters late copies from before T1 only, as the original does.
+      expect(
+        (
+          await restored.ingest([
+            send('r-late-b', LIST, SUBSCRIBER, start - day),
+            send('r-later-3', LIST, SUBSCRIBER, t + 2),
+          ])
+        ).body.accepted,
+      ).toBe(2);
+      expect(sends((await stats(restored, LIST, start)).body)).toBe(4);
+      // The log of the replayed store is the original's.
+      const again = join(dir, 'again.csv');
+      expect((await cli(['erasures', 'export', again], env(restored))).code).toBe(0);
+      expect(readFileSync(again, 'utf8')).toBe(readFileSync(file, 'utf8'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+
+  it('an erasure time in the future is refused; --at and a bad time are checked', async () => {
+    const env = { MAILSTATS_URL: b!.url!, ADMIN_TOKEN: ADMIN };
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    const res = await fetch(`${b!.url}/admin/erase`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
+      body: JSON.stringify({ pairs: [{ list_id: LIST, subscriber_id: 8, erased_at: future }] }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toMatch(/erased_at: .* is in the future/);
+    const cliFuture = await cli(['erase', '--list', String(LIST), '--subscriber', '8', '--at', future], env);
+    expect(cliFuture.code).toBe(1);
+    expect(cliFuture.err).toMatch(/answered 400: .*is in the future/);
+    const notATime = await cli(
+      ['erase', '--list', String(LIST), '--subscriber', '8', '--at', 'yesterday'],
+      env,
+    );
+    expect(notATime.code).toBe(2);
+    expect(notATime.err).toMatch(/--at "yesterday" is not a time/);
+    // Nothing was erased: subscriber 8's send still counts.
+    expect(
+      (await stats(b!, LIST, Date.now())).body.some((d: { sends_total: number }) => d.sends_total > 0),
+    ).toBe(true);
+  }, 120_000);
 });
