@@ -19,6 +19,7 @@ const base = (op: string) => `/api/1.2/rest/{user_id}/{api_key}/${op}.json`;
 
 type Doc = {
   openapi: string;
+  tags: { name: string }[];
   paths: Record<string, Record<string, any>>;
   components: { schemas: Record<string, unknown> };
 };
@@ -161,7 +162,7 @@ describe('OpenAPI document', () => {
   });
 
   it('groups the operations: each once by GET under "API 1.2", the POST (body) variants under a tag after it', () => {
-    const tags = (doc as { tags: { name: string }[] }).tags.map((t) => t.name);
+    const tags = doc.tags.map((t) => t.name);
     expect(tags.slice(0, 2)).toEqual(['API 1.2', 'API 1.2 with a body (POST)']);
     const tagged = (tag: string) =>
       Object.entries(doc.paths).flatMap(([path, item]) =>
