@@ -523,6 +523,43 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     expect(cells[header.indexOf('Open rate %')]).toBe(String(last.opens_unique_percent).replace('.', ','));
   });
 
+  it('exports the per-workflow table for a spreadsheet in a Romanian locale (;, decimal comma, BOM)', async () => {
+    const demoApi = (op: string, params: object) => api(op, params, DEMO.userId, DEMO.apiKey);
+    const workflows: { workflow_id: number; name: string }[] = await demoApi('automation.workflows', {
+      list_id: 1,
+    });
+    expect(workflows.length).toBeGreaterThan(1);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-workflows-ro')]);
+    expect(download.suggestedFilename()).toMatch(/-workflows-excel-ro\.csv$/);
+    const bytes = readFileSync((await download.path())!);
+    expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    const lines = bytes.subarray(3).toString('utf8').trimEnd().split('\r\n');
+    const header = lines[0]!.split(';');
+    expect(header.slice(0, 3)).toEqual(['Workflow id', 'Workflow', 'Sends']);
+    expect(header).toContain('Revenue RON');
+    // One line per workflow of the list (all shown: none ticked), in the page's order (by id).
+    const body = lines.slice(1).map((l) => l.split(';'));
+    expect(body.map((cells) => [Number(cells[0]), cells[1]])).toEqual(
+      workflows.map((w) => [w.workflow_id, w.name]),
+    );
+    // Each workflow's figures are the sums of the API's answer for that workflow alone.
+    for (const cells of body) {
+      const rows: any[] = await demoApi('automation.stats', {
+        list_id: 1,
+        days: 30,
+        workflow_ids: [Number(cells[0])],
+      });
+      const sum = (f: string) => rows.reduce((a, r) => a + r[f], 0);
+      const cents = rows.reduce((a, r) => a + Math.round(r.purchases_value_ron * 100), 0);
+      const at = (h: string) => cells[header.indexOf(h)];
+      expect(at('Sends'), cells[1]).toBe(String(sum('sends_total')));
+      expect(at('Sends (unique)'), cells[1]).toBe(String(sum('sends_unique')));
+      expect(at('Purchases'), cells[1]).toBe(String(sum('purchase_count')));
+      expect(at('Revenue RON'), cells[1]).toBe(String(cents / 100).replace('.', ','));
+    }
+    expect(body.some((cells) => cells[header.indexOf('Revenue RON')]!.includes(','))).toBe(true);
+  });
+
   it('template preview: sample params prefilled, subject and preheader as an inbox shows them, scaled on a phone', async () => {
     await page.selectOption('#tpl-account', DEMO.accountId);
     await page.selectOption('#tpl-template', 'order-confirmation');

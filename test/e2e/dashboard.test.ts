@@ -218,7 +218,7 @@ describe('dashboard in Chromium (demo tenant)', () => {
     expect(rows.length).toBeGreaterThan(20);
     expect(await page.locator('#period-text').innerText()).toContain(`${shift(today, -29)} – ${today}`);
     await page.screenshot({ path: join(SHOTS, 'dashboard-1280.png'), fullPage: true });
-    // The README's picture (docs/dashboard.png is a copy of this one): the first screen at 1280 px.
+    // The first screen at 1280 px (docs/screenshots/ are made by `npm run screenshots`, not by this test).
     await page.screenshot({ path: join(SHOTS, 'dashboard-first-screen-1280.png') });
   });
 
