@@ -132,15 +132,7 @@ export class Db {
   ) {}
 
   async query<T>(sql: string, params: Params = {}, settings: ClickHouseSettings = {}): Promise<T[]> {
-    return this.track(sql, async () => {
-      const rs = await this.client.query({
-        query: sql,
-        query_params: params,
-        format: 'JSONEachRow',
-        clickhouse_settings: settings,
-      });
-      return rs.json<T>();
-    });
+    return this.rows<T>(this.client, sql, params, settings);
   }
 
   /**
@@ -153,18 +145,28 @@ export class Db {
     for (const r of this.readers) if (r.busy < reader.busy) reader = r;
     reader.busy++;
     try {
-      return await this.track(sql, async () => {
-        const rs = await reader.client.query({
-          query: sql,
-          query_params: params,
-          format: 'JSONEachRow',
-          clickhouse_settings: settings,
-        });
-        return rs.json<T>();
-      });
+      return await this.rows<T>(reader.client, sql, params, settings);
     } finally {
       reader.busy--;
     }
+  }
+
+  /** A SELECT on `client`, its rows as objects: the body of `query` and `read`. */
+  private rows<T>(
+    client: ClickHouseClient,
+    sql: string,
+    params: Params,
+    settings: ClickHouseSettings,
+  ): Promise<T[]> {
+    return this.track(sql, async () => {
+      const rs = await client.query({
+        query: sql,
+        query_params: params,
+        format: 'JSONEachRow',
+        clickhouse_settings: settings,
+      });
+      return rs.json<T>();
+    });
   }
 
   /** Adds connections that serve `read` (already in the right database). */
