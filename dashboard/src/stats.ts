@@ -3,6 +3,20 @@ import type { StatsRecord } from '../../query-api/stats/record.js';
 /** automation.stats answer records (docs/api.md "Answer"): the server's own type (type-only: nothing is bundled). */
 export type { StatsRecord };
 
+/**
+ * Spam complaints, then the workflow steps' outcomes: the same run of counters at the end of the
+ * counters that add up and of the day columns.
+ */
+const SPAM_AND_STEP_COUNTS = [
+  'spam_total',
+  'events_ok',
+  'events_failed',
+  'conditions_ok',
+  'conditions_failed',
+  'actions_ok',
+  'actions_failed',
+] as const satisfies readonly (keyof StatsRecord)[];
+
 /** Counters that add up over days. */
 export const COUNT_FIELDS = [
   'sends_unique',
@@ -14,13 +28,7 @@ export const COUNT_FIELDS = [
   'purchase_count',
   'bounce_total',
   'unsub_total',
-  'spam_total',
-  'events_ok',
-  'events_failed',
-  'conditions_ok',
-  'conditions_failed',
-  'actions_ok',
-  'actions_failed',
+  ...SPAM_AND_STEP_COUNTS,
 ] as const;
 export type CountField = (typeof COUNT_FIELDS)[number];
 
@@ -46,11 +54,5 @@ export const DAY_COLUMNS = [
   'clicks_total',
   'clicks_unique_percent',
   ...PURCHASE_AND_LOSS_COLUMNS,
-  'spam_total',
-  'events_ok',
-  'events_failed',
-  'conditions_ok',
-  'conditions_failed',
-  'actions_ok',
-  'actions_failed',
+  ...SPAM_AND_STEP_COUNTS,
 ] as const satisfies readonly (keyof StatsRecord)[];
