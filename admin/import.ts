@@ -24,7 +24,7 @@ import {
   type Position,
   type SourceItem,
 } from './import-sources.js';
-import { Progress } from './progress.js';
+import { Progress, summaryLine } from './progress.js';
 
 /**
  * `import [--resume] FILE…` (docs/lifecycle.md): a file streamed to the running service in chunks,
@@ -254,12 +254,8 @@ async function importOne(file: string, opts: ImportOptions): Promise<{ accepted:
     progress.stop();
   }
   const seconds = (Date.now() - began) / 1000;
-  const rate = Math.round(sent / Math.max(seconds, 0.001));
   if (!stdin) rmSync(checkpointPath, { force: true }); // done: nothing to resume
-  console.log(
-    `${name}: accepted ${accepted}, rejected ${rejected}${rejected > 0 ? ` (see ${rejectedPath})` : ''}, ` +
-      `${seconds.toFixed(1)} s, ${rate} records/s`,
-  );
+  console.log(summaryLine({ name, accepted, rejected, rejectedPath, seconds, sent }));
   await adminPost(opts.url, '/import/summary', {
     file: name,
     accepted,
