@@ -27,6 +27,35 @@ export function matchRange(
   return messages.slice(0, end + 1);
 }
 
+/**
+ * Where a partition must be read from, given the group's committed offset (Kafka's, "-1" when none)
+ * and the partition's log start offset, when the committed offset is past the store's recorded progress.
+ * In normal operation the committed offset is at most the recorded range's last + 1 (a range is
+ * recorded before its write, and `last + 1` committed after it); beyond it, the store lacks what the
+ * group already committed (a restored older backup, a lost DATA_DIR), so the partition is read again:
+ * - from the recorded range's first offset, re-formed with its token (dropped when the store holds it);
+ * - when the broker no longer holds that offset, from the log start (`lost`: the offsets after the
+ *   range that the store lacks and the broker deleted; `offset` undefined when none is left to read);
+ * - with no recorded range, from the log start (the store never read this partition).
+ * Undefined: the committed offset is where the store's progress says (nothing to do).
+ */
+export function resumeOffset(
+  range: RecordedRange | undefined,
+  committed: string,
+  logStart: string,
+): { offset?: string; lost?: { from: string; to: string } } | undefined {
+  const [c, low] = [BigInt(committed), BigInt(logStart)];
+  if (c < 0n) return undefined;
+  if (!range) return c > low ? { offset: logStart } : undefined;
+  const [first, next] = [BigInt(range.first), BigInt(range.last) + 1n];
+  if (c <= next) return undefined;
+  if (low <= first) return { offset: range.first };
+  return {
+    ...(low < c && { offset: logStart }),
+    ...(low > next && { lost: { from: next.toString(), to: (low - 1n).toString() } }),
+  };
+}
+
 /** What identifies a message's data: its key, value and timestamp. */
 export function fingerprint(m: KafkaMessage): string {
   return hashMessages([m]).digest('hex').slice(0, 32);

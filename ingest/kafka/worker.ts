@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
 import type { KafkaProgress, RecordedRange } from '../../shared/clickhouse/kafka-progress.js';
 import type { Logger } from '../../shared/log.js';
 import { backoffMs } from '../../shared/retry.js';
@@ -7,7 +7,7 @@ import { countKafkaChunk } from '../../shared/metrics.js';
 import { checkRecord, type MailstatsRecord } from '../../shared/records/index.js';
 import type { Pipeline } from '../pipeline.js';
 import { byteBatches, MAX_REQUEST_BYTES, messageBytes } from './messages.js';
-import { digest, fingerprint, matchRange } from './ranges.js';
+import { digest, fingerprint, matchRange, resumeOffset } from './ranges.js';
 import { idempotentProducer, withTimeout } from './topics.js';
 
 export interface WorkerOptions {
@@ -36,6 +36,8 @@ const MAX_BACKOFF_MS = 10_000;
 const DLQ_VALUE_BYTES = 512 * 1024;
 /** How long a DLQ send may take before the batch is retried (the send may still land: a duplicate). */
 const DLQ_TIMEOUT_MS = 30_000;
+/** How long reading the group's committed offset or a log start may take (the batch is retried after). */
+const ADMIN_TIMEOUT_MS = 5_000;
 
 /**
  * The ingest role: consume → validate → dead-letter the invalid → write the valid → commit. Offsets
@@ -49,9 +51,20 @@ export class IngestWorker {
   private readonly failures = new Map<string, number>();
   private member = false;
   private stopped = false;
+  /**
+   * Partitions whose committed offset was held against the store's progress since the last group
+   * join (`resumeAssigned`, else `resumeBatch`): a store never changes under a running worker, so
+   * once per assignment.
+   */
+  private readonly resumed = new Set<string>();
+  /** The last join's check of its assignment (`resumeAssigned`, never rejects): batches wait for it. */
+  private joined: Promise<void> = Promise.resolve();
+  private joins = 0;
+  /** For the group's committed offsets and log starts; opened when first needed. */
+  private admin: Admin | undefined;
 
   constructor(
-    kafka: Kafka,
+    private readonly kafka: Kafka,
     private readonly pipeline: Pipeline,
     private readonly progress: KafkaProgress,
     private readonly opts: WorkerOptions,
@@ -87,7 +100,11 @@ export class IngestWorker {
     });
     // Group membership for /readyz: in from a join until a crash, stop or disconnect.
     const { GROUP_JOIN, CRASH, STOP, DISCONNECT } = this.consumer.events;
-    this.consumer.on(GROUP_JOIN, () => (this.member = true));
+    this.consumer.on(GROUP_JOIN, (e) => {
+      this.member = true;
+      this.resumed.clear();
+      this.joined = this.resumeAssigned(e.payload.memberAssignment, ++this.joins);
+    });
     for (const e of [CRASH, STOP, DISCONNECT] as const) this.consumer.on(e, () => (this.member = false));
   }
 
@@ -138,6 +155,7 @@ export class IngestWorker {
     this.stopped = true;
     await this.consumer.disconnect();
     await this.dlq.disconnect();
+    await this.dropAdmin();
   }
 
   private async onBatch(payload: EachBatchPayload): Promise<void> {
@@ -145,11 +163,26 @@ export class IngestWorker {
     const key = `${batch.topic}:${batch.partition}`;
     let firstUncommitted = batch.messages[0]?.offset;
     try {
-      for (const chunk of await this.chunks(
+      // Nothing of a partition is written before its committed offset was held against the store's
+      // progress: a range recorded first would hide the gap. A seek of that check makes this fetch stale.
+      await this.joined;
+      if (payload.isStale()) return;
+      const pending =
+        batch.messages.length > 0 ? await this.progress.last(batch.topic, batch.partition) : undefined;
+      if (batch.messages.length > 0 && !this.resumed.has(key)) {
+        const from = await this.resumeBatch(batch.topic, batch.partition, pending, batch.messages[0]!.offset);
+        this.resumed.add(key);
+        if (from !== undefined) {
+          this.consumer.seek({ topic: batch.topic, partition: batch.partition, offset: from });
+          return;
+        }
+      }
+      for (const chunk of this.chunks(
         batch.topic,
         batch.partition,
         batch.messages,
         batch.highWatermark,
+        pending,
       )) {
         if (!payload.isRunning() || payload.isStale()) return;
         await this.writeChunk(batch.topic, batch.partition, chunk);
@@ -189,15 +222,15 @@ export class IngestWorker {
    * partition's offsets started again (topic re-created, broker replaced) and the record describes
    * data that is gone, so it is reset (the new messages form new ranges with new tokens).
    */
-  private async chunks(
+  private chunks(
     topic: string,
     partition: number,
     messages: KafkaMessage[],
     highWatermark: string,
-  ): Promise<KafkaMessage[][]> {
+    pending: RecordedRange | undefined,
+  ): KafkaMessage[][] {
     const out: KafkaMessage[][] = [];
     let rest = messages;
-    const pending = messages.length > 0 ? await this.progress.last(topic, partition) : undefined;
     if (pending) {
       const match = matchRange(pending, messages, highWatermark);
       if (match === 'incomplete') {
@@ -216,6 +249,138 @@ export class IngestWorker {
     for (let i = 0; i < rest.length; i += this.opts.maxBatchRecords)
       out.push(rest.slice(i, i + this.opts.maxBatchRecords));
     return out;
+  }
+
+  /**
+   * At a group join, before the assignment's first write: each assigned partition whose committed
+   * offset is past the store's recorded progress — the store lacks what the group committed: a
+   * restored older backup, a lost DATA_DIR — is sought back (`resumeOffset`; docs/lifecycle.md,
+   * "backup and restore"). At the join, not at a partition's first fetch: a partition with nothing
+   * new after its committed offset gives no fetch at all. The committed offsets are read before the
+   * progress: progress is recorded before a commit, so the two never look apart while a batch of the
+   * previous assignment is still being stored. When Kafka does not answer, each partition is checked
+   * at its first fetch instead (`resumeBatch`).
+   */
+  private async resumeAssigned(assignment: Record<string, number[]>, join: number): Promise<void> {
+    const topics = Object.keys(assignment).filter((t) => (assignment[t] ?? []).length > 0);
+    if (topics.length === 0) return;
+    try {
+      const admin = await this.connectedAdmin();
+      const committed = await withTimeout(
+        admin.fetchOffsets({ groupId: this.opts.groupId, topics }),
+        ADMIN_TIMEOUT_MS,
+        'committed offset look-up',
+      );
+      for (const { topic, partitions } of committed) {
+        let starts: Promise<Map<number, string>> | undefined;
+        const logStart = (partition: number) => {
+          starts ??= this.logStarts(admin, topic);
+          return starts.then((m) => m.get(partition) ?? '0');
+        };
+        for (const { partition, offset } of partitions) {
+          if (!assignment[topic]?.includes(partition)) continue;
+          const pending = await this.progress.last(topic, partition);
+          const from = await this.resumeFrom(topic, partition, pending, offset, () => logStart(partition));
+          if (join !== this.joins) return; // another join since: its own check decides
+          this.resumed.add(`${topic}:${partition}`);
+          if (from !== undefined) this.consumer.seek({ topic, partition, offset: from });
+        }
+      }
+    } catch (err) {
+      await this.dropAdmin();
+      this.log.warn(
+        { err },
+        "the group's committed offsets could not be read at the join; each partition is checked at its first fetch",
+      );
+    }
+  }
+
+  /**
+   * `resumeAssigned` for one partition at a fetch, when the join's check did not reach it. The
+   * group's offset is asked for only when the fetch starts beyond the recorded range's end (or the
+   * store recorded nothing): a first fetch starts at the committed offset, so a fetch at or before
+   * the range's end says that offset is not past it. Failing, the batch is retried.
+   */
+  private async resumeBatch(
+    topic: string,
+    partition: number,
+    pending: RecordedRange | undefined,
+    fetched: string,
+  ): Promise<string | undefined> {
+    const start = BigInt(fetched);
+    if (pending ? start <= BigInt(pending.last) + 1n : start === 0n) return undefined;
+    try {
+      const admin = await this.connectedAdmin();
+      const [committed] = await withTimeout(
+        admin.fetchOffsets({ groupId: this.opts.groupId, topics: [topic] }),
+        ADMIN_TIMEOUT_MS,
+        'committed offset look-up',
+      );
+      const offset = committed?.partitions.find((p) => p.partition === partition)?.offset ?? '-1';
+      return await this.resumeFrom(topic, partition, pending, offset, async () => {
+        return (await this.logStarts(admin, topic)).get(partition) ?? '0';
+      });
+    } catch (err) {
+      await this.dropAdmin();
+      throw err;
+    }
+  }
+
+  /** `resumeOffset`, logged; the log start is looked up only when it matters. */
+  private async resumeFrom(
+    topic: string,
+    partition: number,
+    pending: RecordedRange | undefined,
+    committed: string,
+    logStart: () => Promise<string>,
+  ): Promise<string | undefined> {
+    // Nothing to do whatever the log start (the lowest it can be is 0).
+    if (!resumeOffset(pending, committed, '0')) return undefined;
+    const low = await logStart();
+    const resume = resumeOffset(pending, committed, low);
+    if (!resume) return undefined;
+    const where = {
+      topic,
+      partition,
+      committed,
+      log_start: low,
+      recorded: pending ? `${pending.first}-${pending.last}` : 'none',
+    };
+    if (resume.lost)
+      this.log.error(
+        { ...where, lost: `${resume.lost.from}-${resume.lost.to}` },
+        'kafka records lost: the group committed offsets this store lacks, and the broker no longer holds them',
+      );
+    if (resume.offset !== undefined)
+      this.log.warn(
+        { ...where, from: resume.offset },
+        'the group committed past what this store recorded (a restored backup, a new DATA_DIR); reading the partition again',
+      );
+    return resume.offset;
+  }
+
+  private async logStarts(admin: Admin, topic: string): Promise<Map<number, string>> {
+    const offsets = await withTimeout(admin.fetchTopicOffsets(topic), ADMIN_TIMEOUT_MS, 'log start look-up');
+    return new Map(offsets.map((p) => [p.partition, p.low] as const));
+  }
+
+  private async connectedAdmin(): Promise<Admin> {
+    if (this.admin) return this.admin;
+    const admin = this.kafka.admin();
+    try {
+      await withTimeout(admin.connect(), ADMIN_TIMEOUT_MS, 'kafka admin connection');
+    } catch (err) {
+      await admin.disconnect().catch(() => undefined);
+      throw err;
+    }
+    this.admin = admin;
+    return admin;
+  }
+
+  private async dropAdmin(): Promise<void> {
+    const admin = this.admin;
+    this.admin = undefined;
+    await admin?.disconnect().catch(() => undefined);
   }
 
   private async writeChunk(topic: string, partition: number, chunk: KafkaMessage[]): Promise<void> {

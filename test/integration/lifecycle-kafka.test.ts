@@ -195,3 +195,131 @@ describe('life cycle in Kafka mode', () => {
     }
   }, 600_000);
 });
+
+/**
+ * A restore of an older backup while the consumer group, in Kafka, committed past it: the group's
+ * offsets are not in a backup, so the restored worker must go back to the store's recorded progress
+ * (docs/lifecycle.md, "backup and restore") and count what Kafka delivered after the backup once.
+ */
+describe('restore in Kafka mode after the group committed past the backup', () => {
+  const brokers = inject('kafkaBrokers');
+  const env = { ...kafkaEnv(brokers), ADMIN_TOKEN: ADMIN };
+  const kafka = testKafka(brokers);
+  const work = mkdtempSync(join(tmpdir(), 'mailstats-kafka-restore-'));
+  const services: Restartable[] = [];
+  const service = () => {
+    const s = new Restartable(env);
+    services.push(s);
+    return s;
+  };
+  afterAll(async () => {
+    for (const s of services) await s.destroy();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  async function expectCounted(svc: Restartable, model: RawActivity[], timeout = 120_000) {
+    // The raw figure first (a failure then names it): every record stored, each once.
+    await vi.waitFor(
+      async () =>
+        expect(
+          await svc.svc!.db.query<{ rows: number; ids: number }>(
+            'SELECT count() AS rows, uniqExact(event_id) AS ids FROM events',
+            {},
+            { output_format_json_quote_64bit_integers: 0 },
+          ),
+        ).toEqual([{ rows: model.length, ids: model.length }]),
+      { timeout, interval: 500 },
+    );
+    for (const list of LISTS)
+      for (const shape of ['', '&workflow_ids=2', '&workflow_ids=1,3']) {
+        await vi.waitFor(
+          async () =>
+            expect(
+              await svc.get(
+                `/api/1.2/rest/${USER}/${KEY}/automation.stats.json?list_id=${list.list_id}${STREAM_PERIOD}${shape}`,
+              ),
+            ).toEqual(streamStats(model, list, shape)),
+          { timeout, interval: 500 },
+        );
+      }
+  }
+  /** Until the group's committed offset is the end of every partition of the events topic. */
+  async function committedToEnd() {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      await vi.waitFor(
+        async () => {
+          const ends = await admin.fetchTopicOffsets(env.KAFKA_EVENTS_TOPIC);
+          const [committed] = await admin.fetchOffsets({
+            groupId: env.KAFKA_GROUP_ID,
+            topics: [env.KAFKA_EVENTS_TOPIC],
+          });
+          const at = new Map(committed!.partitions.map((p) => [p.partition, p.offset]));
+          for (const e of ends) expect(e.high === '0' ? '0' : at.get(e.partition)).toBe(e.high);
+        },
+        { timeout: 60_000, interval: 500 },
+      );
+    } finally {
+      await admin.disconnect();
+    }
+  }
+  const admin = (svc: Restartable) => ({ MAILSTATS_URL: svc.svc!.url!, ADMIN_TOKEN: ADMIN });
+
+  it('a restored older backup counts what Kafka delivered after it once, and goes on', async () => {
+    const source = service();
+    await source.start();
+    await produce(
+      kafka,
+      env.KAFKA_CATALOG_TOPIC,
+      tenant({ userId: USER, apiKey: KEY, lists: LISTS }),
+      () => 'c',
+    );
+    const model: RawActivity[] = [];
+    await expectCounted(source, model); // the catalog is in
+    // A backup before the events topic was first read: no recorded progress for its partitions.
+    const early = join(work, 'early');
+    const b0 = await adminCli(['backup', early], admin(source));
+    expect(b0.code, b0.err).toBe(0);
+
+    const a = activityStream(4000, 61);
+    await produce(kafka, env.KAFKA_EVENTS_TOPIC, a.wire);
+    model.push(...a.model);
+    await expectCounted(source, model);
+    const late = join(work, 'late');
+    const b1 = await adminCli(['backup', late], admin(source));
+    expect(b1.code, b1.err).toBe(0);
+
+    // Consumed and committed after the backup: the group's offsets are now past the backup's progress.
+    const b = activityStream(5000, 62);
+    await produce(kafka, env.KAFKA_EVENTS_TOPIC, b.wire);
+    model.push(...b.model);
+    await expectCounted(source, model);
+    await committedToEnd();
+    await source.stop();
+
+    // The later backup, restored and started with the same group and topics: all of a and b, once.
+    const restored = service();
+    const r1 = await adminCli(['restore', late], { DATA_DIR: restored.dir });
+    expect(r1.code, r1.err).toBe(0);
+    await restored.start();
+    await expectCounted(restored, model);
+    const c = activityStream(1000, 63);
+    await produce(kafka, env.KAFKA_EVENTS_TOPIC, c.wire);
+    model.push(...c.model);
+    await expectCounted(restored, model);
+    await committedToEnd();
+    await restored.stop();
+
+    // The backup from before the events topic was read: read from the beginning, once.
+    const first = service();
+    const r0 = await adminCli(['restore', early], { DATA_DIR: first.dir });
+    expect(r0.code, r0.err).toBe(0);
+    await first.start();
+    await expectCounted(first, model);
+    const d = activityStream(1000, 64);
+    await produce(kafka, env.KAFKA_EVENTS_TOPIC, d.wire);
+    model.push(...d.model);
+    await expectCounted(first, model);
+  }, 900_000);
+});
