@@ -46,7 +46,7 @@ export async function adminFetch(
   if (!res.ok) {
     const body = (await res.json().catch(() => undefined)) as { message?: string } | undefined;
     throw new AdminError(
-      `${init.method ?? 'GET'} /admin${path} answered ${res.status}: ${body?.message ?? 'no details'}`,
+      `${init.method ?? 'GET'} /admin${path.split('?')[0]} answered ${res.status}: ${body?.message ?? 'no details'}`,
     );
   }
   return res;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   appendFileSync,
   closeSync,
@@ -207,9 +207,16 @@ async function importOne(file: string, opts: ImportOptions): Promise<{ accepted:
       );
   };
 
+  // One id per run and file: the service writes the import's start audit line at its first chunk.
+  const importId = randomUUID();
+  const chunkPath = `/import?${new URLSearchParams({
+    import_id: importId,
+    file: name,
+    ...(start.line > 0 ? { from_line: String(start.line) } : {}),
+  })}`;
   const send = async (chunk: Chunk) => {
     if (chunk.texts.length === 0) return { accepted: 0, rejected: [] };
-    const res = await adminFetch(opts.url, '/import', {
+    const res = await adminFetch(opts.url, chunkPath, {
       method: 'POST',
       body: chunk.texts.join('\n'),
       contentType: 'application/x-ndjson',
@@ -257,6 +264,7 @@ async function importOne(file: string, opts: ImportOptions): Promise<{ accepted:
   if (!stdin) rmSync(checkpointPath, { force: true }); // done: nothing to resume
   console.log(summaryLine({ name, accepted, rejected, rejectedPath, seconds, sent }));
   await adminPost(opts.url, '/import/summary', {
+    import_id: importId,
     file: name,
     accepted,
     rejected,

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { DecodedItem, IngestSink } from '../ingest/sink.js';
 import type { DeadLetter } from '../shared/dead-letter.js';
@@ -85,7 +86,15 @@ const backupBody = z.object({
     .min(1)
     .refine((d) => d.startsWith('/'), 'must be an absolute path'),
 });
+/** An import's id (`?import_id=`, one per `import` run and file): its first chunk writes the start line. */
+const importId = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, 'must be 8-64 letters, digits, _ or -');
+const importChunk = z.object({
+  import_id: importId.optional(),
+  file: z.string().max(4096).optional(),
+  from_line: z.coerce.number().int().min(0).optional(),
+});
 const importSummary = z.object({
+  import_id: importId.optional(),
   file: z.string().max(4096),
   accepted: z.number().int().min(0),
   rejected: z.number().int().min(0),
@@ -150,11 +159,34 @@ export function adminRouter(deps: { token: string; actions: AdminActions; log: L
   const { actions, log } = deps;
   const router = express.Router();
   router.use(requireAdminToken(deps.token));
+  /** Imports whose start line was written (bounded: an id forgotten long after writes it again). */
+  const started = new LRUCache<string, true>({ max: 10_000 });
 
   router.post(
     '/import',
     readBody(IMPORT_BODY_LIMIT, unreadable),
     handle(async (req, res) => {
+      const query = importChunk.safeParse(req.query);
+      if (!query.success)
+        throw new AdminRequestError(
+          query.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+        );
+      // The start line before anything is written: an import killed at any point leaves at least it.
+      // A chunk without an import id is an import of its own.
+      const { import_id, file, from_line } = query.data;
+      if (import_id === undefined || !started.has(import_id)) {
+        if (import_id !== undefined) started.set(import_id, true);
+        log.info(
+          {
+            audit: 'import',
+            phase: 'start',
+            import_id,
+            file,
+            ...(from_line ? { resumed_after_line: from_line } : {}),
+          },
+          'admin action',
+        );
+      }
       const items = ndjsonChunk(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
       const result = await actions.sink.ingest(items);
       log.debug({ accepted: result.accepted, rejected: result.rejected.length }, 'admin import chunk');
@@ -167,7 +199,8 @@ export function adminRouter(deps: { token: string; actions: AdminActions; log: L
     readBody(JSON_BODY_LIMIT, unreadable),
     handle(async (req, res) => {
       const s = jsonBody(req, importSummary);
-      log.info({ audit: 'import', ...s }, 'admin action');
+      if (s.import_id !== undefined) started.delete(s.import_id);
+      log.info({ audit: 'import', phase: 'end', ...s }, 'admin action');
       res.json({ ok: true });
     }),
   );

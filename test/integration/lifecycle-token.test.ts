@@ -1,8 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it, vi } from 'vitest';
 import { loadConfig } from '../../shared/config.js';
+import { adminCli } from '../support/admin-cli.js';
+import { kafkaEnv, produce, testKafka } from '../support/kafka.js';
 import { capturingLogger } from '../support/raw-http.js';
 import { startTestService } from '../support/service.js';
 import { startupOutput } from '../support/startup-output.js';
@@ -79,18 +81,101 @@ describe('admin token', () => {
         (await post('/erase', JSON.stringify({ pairs: [{ list_id: 3, subscriber_id: 5 }] }))).status,
       ).toBe(200);
       expect((await post('/backup', JSON.stringify({ dir: join(work, 'b') }))).status).toBe(200);
+      // An import by the CLI: a start line at its first chunk (before anything is written) and the
+      // end line with its counts, both naming the import.
+      const file = join(work, 'audit.ndjson');
+      const imported = [1, 2, 3].map((i) => ({
+        ...record,
+        event_id: `secret-import-event-${i}`,
+        timestamp: '2026-11-11T10:00:00Z',
+      }));
+      writeFileSync(file, [...imported, { type: 'send' }].map((r) => JSON.stringify(r)).join('\n') + '\n');
+      const cli = await adminCli(['import', '--chunk-records', '2', file], {
+        MAILSTATS_URL: svc.url!,
+        ADMIN_TOKEN: admin,
+      });
+      expect(cli.code, cli.err).toBe(1); // one record rejected
+      // An import killed after its first chunk: its start line is there, and a second chunk of the same
+      // import writes none.
+      const chunk = (id: string) =>
+        post(
+          `/import?import_id=${id}&file=killed.ndjson`,
+          JSON.stringify({ ...record, event_id: 'secret-killed-event', timestamp: '2026-11-11T11:00:00Z' }),
+          'application/x-ndjson',
+        );
+      expect((await chunk('killed-import-0001')).status).toBe(200);
+      expect((await chunk('killed-import-0001')).status).toBe(200);
+      expect((await chunk('bad id')).status).toBe(400);
       const audit = lines
         .map((l) => JSON.parse(l) as Record<string, unknown>)
         .filter((l) => l.audit !== undefined);
-      expect(audit.map((l) => l.audit)).toEqual(['erase', 'backup']);
+      expect(audit.map((l) => [l.audit, l.phase])).toEqual([
+        ['erase', undefined],
+        ['backup', undefined],
+        ['import', 'start'],
+        ['import', 'end'],
+        ['import', 'start'],
+      ]);
       expect(audit[0]).toMatchObject({ lists: [3], subscribers: 1, deleted: 1 });
       expect(audit[1]).toMatchObject({ dir: join(work, 'b') });
+      expect(audit[2]).toMatchObject({ file });
+      expect(audit[2]!.import_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(audit[3]).toMatchObject({
+        import_id: audit[2]!.import_id,
+        file,
+        accepted: 3,
+        rejected: 1,
+        finished: true,
+      });
+      expect(audit[4]).toMatchObject({ import_id: 'killed-import-0001', file: 'killed.ndjson' });
       const text = lines.join('\n');
-      for (const secret of [admin, 'test-ingest-token-0123456789abcdef', 'secret-event-id-77'])
+      for (const secret of [
+        admin,
+        'test-ingest-token-0123456789abcdef',
+        'secret-event-id-77',
+        'secret-import-event',
+        'secret-killed-event',
+      ])
         expect(text).not.toContain(secret);
     } finally {
       await svc.stop();
       rmSync(work, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 180_000);
+
+  it('dlq export and dlq stats each write one audit line (counts), never a token or a dead letter', async () => {
+    const { log, lines } = capturingLogger('info');
+    const admin = 'audit-dlq-admin-token-0123456789-abcdef0123';
+    const env = kafkaEnv(inject('kafkaBrokers'));
+    const svc = await startTestService({ ...env, ADMIN_TOKEN: admin }, { log });
+    try {
+      const broken = { type: 'send', event_id: 'secret-dead-event-5', list_id: 3, subscriber_id: 5 };
+      await produce(testKafka(inject('kafkaBrokers')), env.KAFKA_EVENTS_TOPIC, [broken]);
+      const get = async (path: string) => {
+        const res = await fetch(`${svc.url}/admin${path}`, { headers: { authorization: `Bearer ${admin}` } });
+        expect(res.status).toBe(200);
+        return res.text();
+      };
+      await vi.waitFor(async () => expect(JSON.parse(await get('/dlq/stats')).total).toBe(1), {
+        timeout: 120_000,
+        interval: 1_000,
+      });
+      const before = lines.length;
+      expect(JSON.parse(await get('/dlq/stats'))).toMatchObject({ total: 1 });
+      expect(await get('/dlq/export?reason=workflow_id')).toContain('secret-dead-event-5');
+      const audit = lines
+        .slice(before)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.audit !== undefined);
+      expect(audit).toEqual([
+        expect.objectContaining({ audit: 'dlq stats', total: 1 }),
+        expect.objectContaining({ audit: 'dlq export', exported: 1, reason: 'workflow_id' }),
+      ]);
+      const text = lines.join('\n');
+      for (const secret of [admin, 'test-ingest-token-0123456789abcdef', 'secret-dead-event-5'])
+        expect(text).not.toContain(secret);
+    } finally {
+      await svc.stop();
+    }
+  }, 180_000);
 });
