@@ -6,7 +6,7 @@ import { loadConfig } from '../../shared/config.js';
 import { adminCli } from '../support/admin-cli.js';
 import { kafkaEnv, produce, testKafka } from '../support/kafka.js';
 import { capturingLogger } from '../support/raw-http.js';
-import { startTestService } from '../support/service.js';
+import { startTestService, tenant } from '../support/service.js';
 import { startupOutput } from '../support/startup-output.js';
 
 const startMain = (env: Record<string, string>) => startupOutput(env, /admin: .*\n/);
@@ -142,6 +142,62 @@ describe('admin token', () => {
       rmSync(work, { recursive: true, force: true });
     }
   }, 180_000);
+
+  it('the admin token cannot read stats (as api_key or as Bearer) nor the catalog; the ingest token runs no admin action', async () => {
+    const admin = 'separate-admin-token-0123456789-abcdef0123';
+    const ingestToken = 'test-ingest-token-0123456789abcdef';
+    const svc = await startTestService({ ADMIN_TOKEN: admin });
+    try {
+      expect(
+        (await svc.ingest(tenant({ userId: 4, apiKey: 'user-key-4', lists: [{ list_id: 3 }] }))).status,
+      ).toBe(200);
+      const rest = (user: number, key: string, headers: Record<string, string> = {}) =>
+        fetch(
+          `${svc.url}/api/1.2/rest/${user}/${encodeURIComponent(key)}/automation.stats.json?list_id=3&start_date=2026-11-01&stop_date=2026-11-02`,
+          { headers },
+        ).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
+      const refused = { status: 403, body: { err: true, code: 101 } };
+      expect((await rest(4, 'user-key-4')).status).toBe(200); // the user's key reads
+      expect(await rest(4, admin)).toMatchObject(refused);
+      expect(await rest(1, admin)).toMatchObject(refused);
+      // A Bearer header is not a credential of API 1.2: with the admin token there, and no key or a wrong one.
+      const bearer = { authorization: `Bearer ${admin}` };
+      expect(await rest(4, 'x', bearer)).toMatchObject(refused);
+      expect(await rest(4, admin, bearer)).toMatchObject(refused);
+      const xmlrpc = await fetch(`${svc.url}/api/1.2/xmlrpc/4/${admin}`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/xml', ...bearer },
+        body: '<?xml version="1.0"?><methodCall><methodName>list.all</methodName><params></params></methodCall>',
+      });
+      expect(await xmlrpc.text()).toMatch(/<name>faultCode<\/name><value><int>101<\/int>/);
+      // Nor the ingest side's catalog read (the admin CLI's `users`, `lists`, `grants`).
+      const catalog = await fetch(`${svc.url}/ingest/catalog`, { headers: bearer });
+      expect(catalog.status).toBe(401);
+
+      // The ingest token on every admin endpoint: 401, and nothing done.
+      const asIngest = { authorization: `Bearer ${ingestToken}`, 'content-type': 'application/json' };
+      const calls: [string, string, string?][] = [
+        ['POST', '/admin/import', '{"type":"send"}'],
+        [
+          'POST',
+          '/admin/import/summary',
+          '{"file":"x","accepted":0,"rejected":0,"seconds":0,"finished":true}',
+        ],
+        ['POST', '/admin/erase', '{"pairs":[{"list_id":3,"subscriber_id":1}]}'],
+        ['GET', '/admin/erasures/export'],
+        ['POST', '/admin/backup', '{"dir":"/tmp/never-written-by-ingest-token"}'],
+        ['GET', '/admin/dlq/export'],
+        ['GET', '/admin/dlq/stats'],
+      ];
+      for (const [method, path, body] of calls) {
+        const res = await fetch(`${svc.url}${path}`, { method, headers: asIngest, body });
+        expect([path, res.status]).toEqual([path, 401]);
+        expect(((await res.json()) as { message: string }).message).toBe('Missing or wrong admin token');
+      }
+    } finally {
+      await svc.stop();
+    }
+  }, 120_000);
 
   it('dlq export and dlq stats each write one audit line (counts), never a token or a dead letter', async () => {
     const { log, lines } = capturingLogger('info');
