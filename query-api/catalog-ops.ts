@@ -11,7 +11,8 @@ import type { Operation } from './api12/operation.js';
  * - `transactional.templates` (list_id) → `[{"account_id", "active", "is_default", "templates":
  *   [{"template_id", "content_type"}]}]`: the list's SMTP accounts and their templates (deleted ones left
  *   out), ascending by id.
- * Same checks and errors as the API's own operations: 407 → 406 → 101 (docs/api.md "Errors").
+ * Same checks and errors as the API's own operations: credentials (101) before the body is read, then 407, 406 and
+ * list access (101) (docs/api.md "Errors").
  */
 export interface CatalogOpsDeps {
   catalog: Catalog;
