@@ -24,7 +24,9 @@ const GROUPS: Record<string, string> = {
                                      a user and its api key (stored only as its SHA-256; a generated key
                                      is printed once). The key may also come from MAILSTATS_API_KEY, never
                                      from an argument. An existing user's key is replaced only with --replace`,
-  list: `  list add --id N [--name NAME] [--timezone TZ] [--currency CUR] [--locale L]`,
+  list: `  list add --id N [--name NAME] [--timezone TZ] [--currency CUR] [--locale L]
+                                     the API reports revenue in RON and EUR: another currency (e.g. USD)
+                                     is stored for display, with a warning`,
   grant: `  grant --user N --list N [--revoke] [--force]
                                      let a user read a list (or stop); a user or list the service does not
                                      know is refused unless --force (the grant then waits for them)`,
@@ -75,6 +77,7 @@ const OPTIONS = {
 } as const;
 
 async function send(service: ServiceClient, plan: Plan): Promise<void> {
+  if (plan.warning) console.error(`admin: warning: ${plan.warning}`);
   await service.write(plan.records);
   console.log(plan.done);
 }

@@ -7,6 +7,8 @@ export interface Plan {
   records: CatalogRecord[];
   /** Printed after the records were accepted (e.g. a generated key: shown once, stored only hashed). */
   done: string;
+  /** Printed on stderr before sending: accepted, but probably not what was meant. */
+  warning?: string;
 }
 
 export class UsageError extends Error {}
@@ -50,10 +52,27 @@ export function userAdd(o: Options): Plan {
   };
 }
 
-/** `list add --id N --name NAME [--timezone TZ] [--currency CUR] [--locale L]`. */
+/** The currencies API 1.2 reports revenue in (`revenue_ron`, `revenue_eur`, …; docs/api.md). */
+export const REPORTED_CURRENCIES = ['RON', 'EUR'];
+
+/**
+ * `list add --id N --name NAME [--timezone TZ] [--currency CUR] [--locale L]`. A currency other than
+ * RON or EUR is stored (it is the list's display currency: templates, the dashboard), with a warning.
+ */
 export function listAdd(o: Options): Plan {
   const id = positive('id', o.id as string | undefined);
+  const currency = typeof o.currency === 'string' ? o.currency : undefined;
+  const unreported = currency !== undefined && !REPORTED_CURRENCIES.includes(currency);
   return {
+    ...(unreported
+      ? {
+          warning:
+            `list ${id}: currency ${currency} is stored, but the API reports revenue in RON and EUR only ` +
+            `(revenue_ron, revenue_eur): none of this list's figures will be in ${currency}; it is used ` +
+            'only to display money (templates, the dashboard, which notes it). Use --currency RON or EUR ' +
+            'for a list whose revenue you read in its own currency.',
+        }
+      : {}),
     records: [
       record({
         type: 'list',

@@ -181,6 +181,22 @@ describe('admin CLI: what it tells the operator', () => {
     expect(((await bad.json()) as { message: string }).message).toMatch(/user/);
   });
 
+  it('list add with a currency the API does not report (USD) warns on stderr and stores it; RON and EUR do not warn', async () => {
+    const usd = await admin(['list', 'add', '--id', '75', '--name', 'US shop', '--currency', 'USD'], env);
+    expect(usd.code, usd.err).toBe(0);
+    expect(usd.out).toBe('list 75 saved.\n');
+    expect(usd.err).toMatch(
+      /^admin: warning: list 75: currency USD is stored, but the API reports revenue in RON and EUR only/,
+    );
+    expect(usd.err).toMatch(/Use --currency RON or EUR/);
+    expect((await admin(['lists', '--list', '75'], env)).out).toMatch(/^75\s+US shop\s+\S+\s+USD\s/m);
+    const eur = await admin(['list', 'add', '--id', '76', '--currency', 'EUR'], env);
+    expect(eur).toMatchObject({ code: 0, out: 'list 76 saved.\n' });
+    expect(eur.err).not.toMatch(/warning/);
+    expect(listAdd({ id: '77' }).warning).toBeUndefined(); // the default, RON
+    expect(listAdd({ id: '77', currency: 'GBP' }).warning).toMatch(/currency GBP is stored/);
+  }, 180_000);
+
   it('a 401 suggests restarting after token rotate; an unreachable service suggests --url and PORT', async () => {
     const denied = await admin(['list', 'add', '--id', '74'], { ...env, INGEST_TOKEN: 'wrong-token' });
     expect(denied.code).toBe(1);
