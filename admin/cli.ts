@@ -32,7 +32,7 @@ const GROUPS: Record<string, string> = {
                                      know is refused unless --force (the grant then waits for them)`,
   show: `  users | lists | grants [--user N] [--list N]
                                      what the service knows (never a key or its digest)`,
-  token: `  token rotate [--env-file PATH]     a new ingest token, written to PATH (INGEST_TOKEN=…, e.g. .env for
+  token: `  token rotate [--env PATH]          a new ingest token, written to PATH (INGEST_TOKEN=…, e.g. .env for
                                      docker compose) or else to DATA_DIR/ingest-token; restart to use it`,
 };
 import { AdminError } from './admin-http.js';
@@ -70,7 +70,9 @@ const OPTIONS = {
   list: { type: 'string' },
   revoke: { type: 'boolean' },
   force: { type: 'boolean' },
-  'env-file': { type: 'string' },
+  // Not --env-file: Node reads that flag itself even after the script's path (nodejs/node#54232), loads
+  // the file into this process and exits 9 when it does not exist yet.
+  env: { type: 'string' },
   url: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   ...LIFECYCLE_OPTIONS,
@@ -182,7 +184,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'token rotate':
-      rotateToken(values['env-file']);
+      rotateToken(values.env);
       return 0;
     default:
       throw new UsageError(`unknown command "${command}" (see --help)`);
