@@ -1,5 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type Request, type Response } from 'express';
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { DecodedItem, IngestSink } from '../ingest/sink.js';
@@ -7,6 +6,7 @@ import type { DeadLetter } from '../shared/dead-letter.js';
 import type { Logger } from '../shared/log.js';
 import { countIngest } from '../shared/metrics.js';
 import { ApiError } from '../shared/errors.js';
+import { requireBearer } from './bearer-token.js';
 import { readBody } from './body.js';
 
 /** One list's part of an erasure, as answered. */
@@ -47,18 +47,8 @@ const IMPORT_BODY_LIMIT = '64mb';
 const JSON_BODY_LIMIT = '16mb';
 const MAX_ERASE_PAIRS = 100_000;
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
-/** `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time, before any body is read. */
-export function requireAdminToken(token: string) {
-  const expected = digest(token);
-  return (req: Request, _res: Response, next: NextFunction) => {
-    const presented = /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1] ?? '';
-    if (!timingSafeEqual(digest(presented), expected))
-      return next(new ApiError(401, 401, 'Missing or wrong admin token'));
-    next();
-  };
-}
+/** The admin token (ADMIN_TOKEN), checked before any body is read (docs/lifecycle.md). */
+export const requireAdminToken = (token: string) => requireBearer(token, 'Missing or wrong admin token');
 
 const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 /** An erasure's time: RFC 3339 with an offset, or epoch milliseconds; never in the future. */

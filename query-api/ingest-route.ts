@@ -1,25 +1,12 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import type { DecodedItem, IngestSink } from '../ingest/sink.js';
 import { countIngest } from '../shared/metrics.js';
 import { ApiError } from '../shared/errors.js';
+import { requireBearer } from './bearer-token.js';
 import { decodeBody, UnreadableBody } from './ingest-body.js';
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
-/**
- * `Authorization: Bearer <INGEST_TOKEN>`, compared in constant time. Mounted before the body is read,
- * so a caller without the token cannot make the service read or decompress 10 MiB.
- */
-export function requireIngestToken(token: string) {
-  const expected = digest(token);
-  return (req: Request, _res: Response, next: NextFunction) => {
-    const presented = /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1] ?? '';
-    if (!timingSafeEqual(digest(presented), expected))
-      return next(new ApiError(401, 401, 'Missing or wrong ingest token'));
-    next();
-  };
-}
+/** The ingest token (INGEST_TOKEN), checked before the body is read (docs/records.md "Ingest over HTTP"). */
+export const requireIngestToken = (token: string) => requireBearer(token, 'Missing or wrong ingest token');
 
 /** POST /ingest (docs/records.md "Ingest over HTTP"): NDJSON or a JSON array, per-line rejections. */
 export function ingestRoute(sink: IngestSink) {
