@@ -86,7 +86,12 @@ describe('life cycle in Kafka mode', () => {
     await svc.stop();
     const admin_ = kafka.admin();
     await admin_.connect();
-    await admin_.resetOffsets({ groupId: env.KAFKA_GROUP_ID, topic: env.KAFKA_EVENTS_TOPIC, earliest: true });
+    // The group may still be settling after the member left ("PreparingRebalance"): asked again until empty.
+    await vi.waitFor(
+      () =>
+        admin_.resetOffsets({ groupId: env.KAFKA_GROUP_ID, topic: env.KAFKA_EVENTS_TOPIC, earliest: true }),
+      { timeout: 60_000, interval: 1_000 },
+    );
     await admin_.disconnect();
     await svc.start();
     const erasedCopies = [...first.wire, ...second.wire].filter(
