@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from './shared/config.js';
 import { createLogger } from './shared/log.js';
 import { printBanner } from './service/banner.js';
+import { sizeHeap } from './service/heap.js';
 import { launchService, type Launch } from './service/start.js';
 
 async function main() {
@@ -14,6 +15,7 @@ async function main() {
     }
     throw err;
   }
+  sizeHeap(config.HEAP_GROWTH_PERCENT);
   // The listener first (docs/operations.md "Start-up"): a taken PORT ends the process here, at once.
   const fail = (err: unknown) => {
     // A dependency that never answered, a server too old, no embedded engine, a taken port: one line, exit 1.

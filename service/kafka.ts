@@ -30,6 +30,7 @@ export function wireKafka(config: Config, db: Db, pipeline: Pipeline, log: Logge
     maxBatchRecords: config.KAFKA_BATCH_MAX_RECORDS,
     maxBatchMs: config.KAFKA_BATCH_MAX_MS,
     sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
+    fetchMaxBytes: config.KAFKA_FETCH_MAX_BYTES,
   };
   const worker = new IngestWorker(
     kafka,

@@ -42,6 +42,9 @@ export function isValidTimeZone(tz: string): boolean {
   }
 }
 
+/** KAFKA_FETCH_MAX_BYTES unset (ingest/kafka/worker.ts). */
+export const DEFAULT_FETCH_MAX_BYTES = 16 * 1024 * 1024;
+
 const envSchema = z.object({
   PORT: int(8080, 0, 65535),
   HOST: optionalString.pipe(listenHost.optional()).transform((v) => v ?? '127.0.0.1'),
@@ -95,8 +98,20 @@ const envSchema = z.object({
   KAFKA_BATCH_MAX_RECORDS: int(50_000, 1, 1_000_000),
   /** …gathered for at most this long by the broker's fetch. */
   KAFKA_BATCH_MAX_MS: int(500, 1, 60_000),
+  /**
+   * What one fetch of the worker may bring, all partitions together (at most half of it from one
+   * partition). All of a fetch is held until its last write ends: this bounds the worker's memory, and
+   * it must hold KAFKA_BATCH_MAX_RECORDS of your records for writes to be full.
+   */
+  KAFKA_FETCH_MAX_BYTES: int(DEFAULT_FETCH_MAX_BYTES, 1024 * 1024, 1024 * 1024 * 1024),
   /** How long the group waits for a silent worker (e.g. one killed) before handing its partitions on. */
   KAFKA_SESSION_TIMEOUT_MS: int(30_000, 6_000, 300_000),
+  /**
+   * After each full garbage collection V8 lets the heap grow to (1 + N/100) × what is still live; left
+   * to itself it grows up to 4× that on a large machine (a Kafka worker holding ~150 MB sat at ~620 MB).
+   * 0: V8's own heuristics. Set at start from inside the process (docs/operations.md "Memory").
+   */
+  HEAP_GROWTH_PERCENT: int(30, 0, 1000),
   INGEST_TOKEN: optionalString,
   /** Authorises the admin commands (docs/lifecycle.md); generated into DATA_DIR/admin-token when unset. */
   ADMIN_TOKEN: optionalString,

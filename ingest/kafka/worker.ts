@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Admin, Consumer, EachBatchPayload, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
 import type { KafkaProgress, RecordedRange } from '../../shared/clickhouse/kafka-progress.js';
+import { DEFAULT_FETCH_MAX_BYTES } from '../../shared/config.js';
 import type { Logger } from '../../shared/log.js';
 import { backoffMs } from '../../shared/retry.js';
 import { countKafkaChunk } from '../../shared/metrics.js';
@@ -16,16 +17,15 @@ export interface WorkerOptions {
   maxBatchRecords: number;
   maxBatchMs: number;
   sessionTimeoutMs: number;
+  /** What one fetch may bring, all partitions together (KAFKA_FETCH_MAX_BYTES): the worker's byte budget. */
+  fetchMaxBytes?: number;
 }
 
 /**
- * Fetch sizes. kafkajs' default maxBytes (10 MiB for all partitions of one fetch) cut writes to ~27k
- * records on average in the Kafka bench, against KAFKA_BATCH_MAX_RECORDS = 50,000 (BENCHMARKS.md).
- * 24 MiB per partition holds 50,000 records of up to ~500 bytes; 48 MiB in all stays under the
- * broker's default fetch.max.bytes (50 MiB), which caps a response anyway.
+ * A fetch's share per partition of KAFKA_FETCH_MAX_BYTES: half, so that one busy partition cannot take
+ * the whole response while another waits, and one partition's share still holds a full write.
  */
-const FETCH_MAX_BYTES_PER_PARTITION = 24 * 1024 * 1024;
-const FETCH_MAX_BYTES = 48 * 1024 * 1024;
+const PARTITION_SHARE = 2;
 /** A record larger than this goes to the dead-letter topic unread. */
 const MAX_RECORD_BYTES = 1024 * 1024;
 const MAX_BACKOFF_MS = 10_000;
@@ -70,6 +70,7 @@ export class IngestWorker {
     private readonly opts: WorkerOptions,
     private readonly log: Logger,
   ) {
+    const fetchMaxBytes = opts.fetchMaxBytes ?? DEFAULT_FETCH_MAX_BYTES;
     this.consumer = kafka.consumer({
       groupId: opts.groupId,
       sessionTimeout: opts.sessionTimeoutMs,
@@ -77,10 +78,11 @@ export class IngestWorker {
       // The broker gathers a batch for up to maxBatchMs (or until minBytes): batching by time and size.
       maxWaitTimeInMs: opts.maxBatchMs,
       minBytes: 1024 * 1024,
-      // Large fetches, so that a write carries up to maxBatchRecords: each write has a fixed cost of
-      // about ten engine statements (progress, dedup, read-back, ledger, recompute): fewer, fuller writes.
-      maxBytesPerPartition: FETCH_MAX_BYTES_PER_PARTITION,
-      maxBytes: FETCH_MAX_BYTES,
+      // Fetches large enough that a write carries up to maxBatchRecords (each write has a fixed cost of
+      // several engine statements: fewer, fuller writes), and no larger: all of a fetch — the response
+      // and a decoded message per record — is held until its last write ends (docs/operations.md "Memory").
+      maxBytesPerPartition: Math.ceil(fetchMaxBytes / PARTITION_SHARE),
+      maxBytes: fetchMaxBytes,
       retry: { retries: 50, initialRetryTime: 200, maxRetryTime: 5_000, restartOnFailure: async () => true },
     });
     this.dlq = idempotentProducer(kafka);
