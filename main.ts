@@ -15,7 +15,7 @@ async function main() {
     }
     throw err;
   }
-  sizeHeap(config.HEAP_GROWTH_PERCENT);
+  sizeHeap(config);
   // The listener first (docs/operations.md "Start-up"): a taken PORT ends the process here, at once.
   const fail = (err: unknown) => {
     // A dependency that never answered, a server too old, no embedded engine, a taken port: one line, exit 1.

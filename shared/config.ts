@@ -109,9 +109,9 @@ const envSchema = z.object({
   /**
    * After each full garbage collection V8 lets the heap grow to (1 + N/100) × what is still live; left
    * to itself it grows up to 4× that on a large machine (a Kafka worker holding ~150 MB sat at ~620 MB).
-   * 0: V8's own heuristics. Set at start from inside the process (docs/operations.md "Memory").
+   * Unset: 30 in a process that consumes Kafka, V8's own heuristics otherwise (service/heap.ts); 0: V8's.
    */
-  HEAP_GROWTH_PERCENT: int(30, 0, 1000),
+  HEAP_GROWTH_PERCENT: optionalString.pipe(z.coerce.number<string>().int().min(0).max(1000).optional()),
   INGEST_TOKEN: optionalString,
   /** Authorises the admin commands (docs/lifecycle.md); generated into DATA_DIR/admin-token when unset. */
   ADMIN_TOKEN: optionalString,

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { sizeHeap } from '../../service/heap.js';
 
 /**
  * HEAP_GROWTH_PERCENT (docs/operations.md "Memory"): set from inside the process, it bounds how far V8
@@ -8,7 +9,7 @@ import { describe, expect, it } from 'vitest';
  */
 const CHURN = `
 import { sizeHeap } from './service/heap.ts';
-sizeHeap(Number(process.argv[1]));
+sizeHeap({ HEAP_GROWTH_PERCENT: Number(process.argv[1]), KAFKA_BROKERS: [], ROLE: 'all' });
 const live = [];
 let max = 0;
 for (let i = 0; i < 800; i++) {
@@ -28,6 +29,17 @@ const maxHeapMb = (percent: number) =>
   );
 
 describe('sizeHeap', () => {
+  it('sizes a Kafka consumer by default, and nothing else unless asked', () => {
+    // Each call only sets a V8 flag the test process never relies on.
+    const kafka = ['127.0.0.1:9092'];
+    expect(sizeHeap({ HEAP_GROWTH_PERCENT: undefined, KAFKA_BROKERS: kafka, ROLE: 'all' })).toBe(30);
+    expect(sizeHeap({ HEAP_GROWTH_PERCENT: undefined, KAFKA_BROKERS: kafka, ROLE: 'ingest' })).toBe(30);
+    expect(sizeHeap({ HEAP_GROWTH_PERCENT: undefined, KAFKA_BROKERS: kafka, ROLE: 'api' })).toBe(0);
+    expect(sizeHeap({ HEAP_GROWTH_PERCENT: undefined, KAFKA_BROKERS: [], ROLE: 'all' })).toBe(0);
+    expect(sizeHeap({ HEAP_GROWTH_PERCENT: 50, KAFKA_BROKERS: [], ROLE: 'all' })).toBe(50);
+    expect(sizeHeap({ HEAP_GROWTH_PERCENT: 0, KAFKA_BROKERS: kafka, ROLE: 'all' })).toBe(0);
+  });
+
   it('keeps the heap near the live set where V8 alone lets it grow far past it', () => {
     const own = maxHeapMb(0);
     const sized = maxHeapMb(30);
