@@ -7,6 +7,9 @@
  * - Each task may run RENDER_TIME_LIMIT_MS on its worker; past that the worker is terminated. Each worker's
  *   V8 heap is capped (`resourceLimits`), so a render that allocates too much ends that worker, not the
  *   process. Either way the request answers 17007, and a fresh worker takes the dead one's place.
+ * - A worker may hold one more task queued behind a cheap one it runs (QUEUE_BEHIND_MS), so it starts it
+ *   without waiting for this thread; that task's limits count from when it starts (the previous one's end),
+ *   and if its worker is ended before it started it is sent again (once) instead of failed.
  * - A version that used up its budget while compiling (not rendering: that depends on the params) is
  *   refused from then on without being tried again.
  * - Compiled templates are cached in the workers (engine.ts), per account, template and version. A task
@@ -110,12 +113,23 @@ const WALL_FACTOR = 10;
  * they cost no /proc read at all.
  */
 const SAMPLE_MS = 50;
+/**
+ * A worker may hold one task queued behind the one it runs, so it starts the next render as soon as the
+ * previous one ends instead of waiting for the event loop to take its answer and send another. Only behind
+ * a render that is cheap — its template's last render took less than this, and it started less than this
+ * ago — and only the task the round-robin would give that worker next: no render waits behind a heavy one,
+ * and the per-user shares and order stay as without it.
+ */
+const QUEUE_BEHIND_MS = 5;
+const DURATION_ENTRIES = 10_000;
 
 interface Task {
   id: number;
   /** Whose task it is, for the per-tenant cap and the round-robin ('' when the caller named none). */
   tenant: string;
-  /** The queue deadline's timer, while the task waits. */
+  /** In the pool's queue, not sent to a worker yet. */
+  waiting: boolean;
+  /** The queue deadline's timer, while the task waits (set only when it did not start at once). */
   deadline: NodeJS.Timeout | undefined;
   key: TemplateKey;
   input: RenderInput;
@@ -123,7 +137,10 @@ interface Task {
   params: string;
   /** Set once the worker asked for the source: the version is being compiled. */
   compiling: boolean;
+  /** When the task started on its worker (performance.now() of this thread). */
   startedAt: number;
+  /** Sent again once after its worker was ended before it started. */
+  retried: boolean;
   resolve(r: JsonAnswer<RenderResult>): void;
   reject(e: Error): void;
 }
@@ -135,7 +152,11 @@ interface Slot {
   /** Linux thread id of the worker (-1: unknown), and its CPU ticks SAMPLE_MS into the current task. */
   tid: number;
   cpuSample: number;
+  /** CPU charged for the time before the first sample (at least SAMPLE_MS). */
+  charge: number;
   task: Task | undefined;
+  /** The task queued in the worker behind `task`, not started yet (see QUEUE_BEHIND_MS). */
+  next: Task | undefined;
   timer: NodeJS.Timeout | undefined;
   /** Why the pool ended this worker, when it did. */
   killedFor: 'time' | undefined;
@@ -157,6 +178,8 @@ export class RenderPool {
   private readonly rejected: Record<RejectReason, number> = { queue_full: 0, deadline: 0 };
   /** Per account/template: the last version checked and its problem (undefined: fits). Map order is LRU. */
   private readonly checked = new Map<string, { version: string; type: string; problem?: string }>();
+  /** Per account/template: the last version rendered and how long that took, in ms (Map order is LRU). */
+  private readonly durations = new Map<string, { version: string; ms: number }>();
   private readonly timeLimitMs: number;
   private readonly memoryLimitMb: number;
   private readonly workerOptions: WorkerOptions;
@@ -221,21 +244,25 @@ export class RenderPool {
       const task: Task = {
         id: this.nextId++,
         tenant,
+        waiting: true,
         deadline: undefined,
         key,
         input,
         params,
         compiling: false,
         startedAt: 0,
+        retried: false,
         resolve,
         reject,
       };
       if (waiting) waiting.push(task);
       else this.queues.set(tenant, [task]);
       this.queued++;
-      task.deadline = setTimeout(() => this.expire(task), this.queueDeadlineMs);
-      task.deadline.unref();
       this.pump();
+      if (task.waiting) {
+        task.deadline = setTimeout(() => this.expire(task), this.queueDeadlineMs);
+        task.deadline.unref();
+      }
     });
   }
 
@@ -313,7 +340,9 @@ export class RenderPool {
       this.slots.map((slot) => {
         clearTimeout(slot.timer);
         slot.task?.reject(new Error('the render pool is closed'));
+        slot.next?.reject(new Error('the render pool is closed'));
         slot.task = undefined;
+        slot.next = undefined;
         return slot.worker.terminate();
       }),
     );
@@ -350,7 +379,9 @@ export class RenderPool {
       ready: false,
       tid: -1,
       cpuSample: -1,
+      charge: SAMPLE_MS,
       task: undefined,
+      next: undefined,
       timer: undefined,
       killedFor: undefined,
       stats: EMPTY_STATS,
@@ -367,7 +398,9 @@ export class RenderPool {
       const reason = slot.killedFor ?? (outOfMemory ? 'memory' : 'other');
       this.killed[reason]++;
       const task = slot.task;
+      const queuedBehind = slot.next;
       slot.task = undefined;
+      slot.next = undefined;
       if (task) this.release(task);
       if (task) this.fail(task, reason);
       else if (!slot.ready) this.log?.error('render worker exited while starting');
@@ -378,8 +411,31 @@ export class RenderPool {
       };
       if (slot.ready) restart();
       else setTimeout(restart, 1_000).unref();
+      // The task queued behind had not started (as far as this thread knows): sent again, once, now that
+      // the dead worker's slot is no longer there to take it.
+      if (queuedBehind) this.sendAgain(queuedBehind, reason);
     });
     return slot;
+  }
+
+  /** Back to the head of its tenant's queue, that tenant first in the round-robin. */
+  private sendAgain(task: Task, reason: 'time' | 'memory' | 'other'): void {
+    if (task.retried) {
+      this.fail(task, reason);
+      return;
+    }
+    task.retried = true;
+    task.waiting = true;
+    const rest = [...this.queues];
+    this.queues.clear();
+    this.queues.set(task.tenant, [task, ...(rest.find(([t]) => t === task.tenant)?.[1] ?? [])]);
+    for (const [t, waiting] of rest) if (t !== task.tenant) this.queues.set(t, waiting);
+    this.queued++;
+    this.pump();
+    if (task.waiting) {
+      task.deadline = setTimeout(() => this.expire(task), this.queueDeadlineMs);
+      task.deadline.unref();
+    }
   }
 
   private fail(task: Task, reason: 'time' | 'memory' | 'other'): void {
@@ -429,6 +485,16 @@ export class RenderPool {
     slot.task = undefined;
     this.release(task);
     slot.stats = m.stats;
+    // The worker's clock: when this task ended, and so when the one queued behind it started.
+    const endedAt = m.at - performance.timeOrigin;
+    this.noteDuration(task, m.ms);
+    const queuedBehind = slot.next;
+    // A worker being ended keeps it: the exit sends it again.
+    if (queuedBehind && !slot.killedFor) {
+      slot.next = undefined;
+      this.running.set(queuedBehind.tenant, (this.running.get(queuedBehind.tenant) ?? 0) + 1);
+      this.start(slot, queuedBehind, Math.min(endedAt, performance.now()));
+    }
     if ('answer' in m) task.resolve(JsonAnswer.of<RenderResult>(m.answer));
     else if (m.error.kind === 'render')
       task.reject(new TemplateRenderError(m.error.reason, m.error.logReason));
@@ -458,6 +524,7 @@ export class RenderPool {
       this.queues.delete(tenant);
       if (waiting.length > 0) this.queues.set(tenant, waiting);
       this.queued--;
+      task.waiting = false;
       clearTimeout(task.deadline);
       this.running.set(tenant, (this.running.get(tenant) ?? 0) + 1);
       return task;
@@ -465,20 +532,82 @@ export class RenderPool {
     return undefined;
   }
 
-  /** Starts queued tasks on free workers, each on its template's own worker when that one is free. */
+  /**
+   * Starts queued tasks on free workers, each on its template's own worker when that one is free; then
+   * queues one task behind a cheap running one where the round-robin would give that worker's next task to
+   * the same tenant anyway.
+   */
   private pump(): void {
     while (this.queued > 0) {
-      const free = this.slots.filter((s) => s.ready && !s.task);
-      if (free.length === 0) return;
+      const free = this.slots.filter((s) => s.ready && !s.task && !s.killedFor);
+      if (free.length === 0) break;
       const task = this.next();
-      if (!task) return;
+      if (!task) break;
       const home = hash(`${task.key.accountId}\u0000${task.key.templateId}`) % this.slots.length;
       const slot = free.find((s) => s.index === home) ?? free[0]!;
-      slot.task = task;
-      task.startedAt = performance.now();
-      slot.timer = setTimeout(() => this.sampleCpu(slot, task), Math.min(SAMPLE_MS, this.timeLimitMs));
+      this.start(slot, task, performance.now());
       slot.worker.postMessage(this.message(task));
     }
+    if (this.queued === 0) return;
+    const now = performance.now();
+    for (const slot of this.slots) {
+      const current = slot.task;
+      if (!slot.ready || slot.killedFor || !current || slot.next || current.compiling) continue;
+      if (now - current.startedAt >= QUEUE_BEHIND_MS || !this.isCheap(current)) continue;
+      const task = this.nextBehind(current.tenant);
+      if (!task) continue;
+      slot.next = task;
+      slot.worker.postMessage(this.message(task));
+      if (this.queued === 0) return;
+    }
+  }
+
+  /**
+   * The task the round-robin would take if a worker of `tenant` freed now, when it is that tenant's (else
+   * undefined: the worker is left to take whichever task comes next when it frees). Taken out of the queue;
+   * it counts as running once it starts.
+   */
+  private nextBehind(tenant: string): Task | undefined {
+    for (const [t, waiting] of this.queues) {
+      const running = (this.running.get(t) ?? 0) - (t === tenant ? 1 : 0);
+      if (running >= this.perTenantWorkers) continue;
+      if (t !== tenant) return undefined;
+      const task = waiting.shift()!;
+      this.queues.delete(t);
+      if (waiting.length > 0) this.queues.set(t, waiting);
+      this.queued--;
+      task.waiting = false;
+      clearTimeout(task.deadline);
+      return task;
+    }
+    return undefined;
+  }
+
+  private isCheap(task: Task): boolean {
+    const last = this.durations.get(`${task.key.accountId}\u0000${task.key.templateId}`);
+    return last !== undefined && last.version === task.key.version && last.ms < QUEUE_BEHIND_MS;
+  }
+
+  private noteDuration(task: Task, ms: number): void {
+    const k = `${task.key.accountId}\u0000${task.key.templateId}`;
+    this.durations.delete(k);
+    this.durations.set(k, { version: task.key.version, ms });
+    if (this.durations.size > DURATION_ENTRIES) this.durations.delete(this.durations.keys().next().value!);
+  }
+
+  /**
+   * `task` runs on `slot` from `startedAt` (its CPU limit counts from then). The worker thread's CPU is
+   * first read SAMPLE_MS after that, charging SAMPLE_MS for the time before; a task this thread learns of
+   * late (queued behind another whose answer waited in the event loop) is read at once and charged the
+   * whole wall-clock time since it started, an upper bound of its CPU.
+   */
+  private start(slot: Slot, task: Task, startedAt: number): void {
+    slot.task = task;
+    task.startedAt = startedAt;
+    const late = performance.now() - startedAt;
+    slot.charge = Math.max(SAMPLE_MS, late);
+    const first = Math.min(SAMPLE_MS, this.timeLimitMs);
+    slot.timer = setTimeout(() => this.sampleCpu(slot, task), Math.max(0, first - late));
   }
 
   private sampleCpu(slot: Slot, task: Task): void {
@@ -492,7 +621,7 @@ export class RenderPool {
     if (slot.task !== task) return;
     const wall = performance.now() - task.startedAt;
     const now = slot.cpuSample >= 0 ? cpuTicksOfThread(slot.tid) : -1;
-    const cpu = now >= 0 ? (now - slot.cpuSample) * TICK_MS + SAMPLE_MS : wall;
+    const cpu = now >= 0 ? (now - slot.cpuSample) * TICK_MS + slot.charge : wall;
     if (cpu >= this.timeLimitMs || wall >= this.timeLimitMs * WALL_FACTOR) {
       slot.killedFor = 'time';
       void slot.worker.terminate();
