@@ -57,6 +57,10 @@ async function spawnService(): Promise<{ url: string; stop: () => Promise<void> 
         SEED_DEMO: 'false',
         LOG_LEVEL: 'warn',
         INGEST_TOKEN: SPAWNED_TOKEN,
+        // The embedded default: a KAFKA_BROKERS or CLICKHOUSE_URL of the bench's own environment (a broker
+        // reused for the Kafka sections) would turn POST /ingest into a Kafka produce or a remote write.
+        KAFKA_BROKERS: '',
+        CLICKHOUSE_URL: '',
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     },
