@@ -23,7 +23,8 @@ export interface WorkerOptions {
 
 /**
  * A fetch's share per partition of KAFKA_FETCH_MAX_BYTES: half, so that one busy partition cannot take
- * the whole response while another waits, and one partition's share still holds a full write.
+ * the whole response while another waits (8 MiB of the default 16: a full 50,000-record write of records
+ * of ~150 bytes; larger records make smaller writes, docs/configuration.md).
  */
 const PARTITION_SHARE = 2;
 /** A record larger than this goes to the dead-letter topic unread. */
