@@ -162,6 +162,21 @@ export class IngestWorker {
   }
 
   private async onBatch(payload: EachBatchPayload): Promise<void> {
+    // kafkajs heartbeats only when asked: a write that waits long in the pipeline's queue (behind an
+    // erasure, a re-dating, a starved CPU) would otherwise outlast the session and cost a rebalance and
+    // a redelivery. A heartbeat refused (a rebalance under way) is left to the commit to notice.
+    const beat = setInterval(
+      () => void payload.heartbeat().catch(() => undefined),
+      Math.floor(this.opts.sessionTimeoutMs / 10),
+    );
+    try {
+      await this.onBatchBeating(payload);
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  private async onBatchBeating(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
     const key = `${batch.topic}:${batch.partition}`;
     let firstUncommitted = batch.messages[0]?.offset;
