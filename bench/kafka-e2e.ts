@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Message } from 'kafkajs';
+import { BENCH } from './stats-data.js';
 import { freePort, startKafkaBroker } from '../scripts/kafka/broker.mjs';
 
 export const fmtRate = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -242,5 +243,32 @@ export async function endToEnd(o: {
     clearInterval(metricsSampler);
     if (!exited) child.kill('SIGTERM');
     await exit;
+  }
+}
+
+/**
+ * Records of `listId` through the worker's stats API over the bench data's year (sends, opens, clicks,
+ * purchases), with API key `key`; undefined while the API is not up or does not know the key's user yet.
+ */
+export async function statsTotal(
+  port: number,
+  key: string,
+  listId: number,
+  today: string,
+): Promise<number | undefined> {
+  const from = new Date(Date.parse(today) - (BENCH.days - 1) * 86_400_000).toISOString().slice(0, 10);
+  const url = `http://127.0.0.1:${port}/api/1.2/rest/1/${key}/automation.stats.json?list_id=${listId}&start_date=${from}&stop_date=${today}`;
+  try {
+    const res = await fetch(url);
+    if (res.status !== 200) return undefined;
+    const days = (await res.json()) as {
+      sends_total: number;
+      opens_total: number;
+      clicks_total: number;
+      purchase_count: number;
+    }[];
+    return days.reduce((a, d) => a + d.sends_total + d.opens_total + d.clicks_total + d.purchase_count, 0);
+  } catch {
+    return undefined; // the API is not up yet
   }
 }

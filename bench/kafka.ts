@@ -17,6 +17,7 @@ import {
   fmtRate,
   kafkaCounters,
   produce,
+  statsTotal,
   steadyOf,
 } from './kafka-e2e.js';
 import { BENCH, benchBatches } from './stats-data.js';
@@ -134,7 +135,11 @@ export async function kafkaBench(
       },
       check: async (port) => {
         const deadline = Date.now() + 30_000;
-        for (let n = await statsCount(port, today); n !== total; n = await statsCount(port, today)) {
+        for (
+          let n = await statsTotal(port, 'k', BENCH.listId, today);
+          n !== total;
+          n = await statsTotal(port, 'k', BENCH.listId, today)
+        ) {
           if ((n ?? 0) > total || Date.now() > deadline)
             throw new Error(`the stats API counts ${n} records, ${total} were produced`);
           await new Promise((r) => setTimeout(r, 250));
@@ -322,26 +327,3 @@ export async function kafkaBench(
 
 /** Heap cap of the second end-to-end run (reported): what capping the worker's V8 heap costs in throughput. */
 const HEAP_CAP_MB = 384;
-
-/**
- * Records stored so far, counted through the worker's stats API for the bench's list (its sends, opens,
- * clicks and purchases over the data's year); undefined while the API is not up or does not know the
- * bench's user yet (a catalog record).
- */
-async function statsCount(port: number, today: string): Promise<number | undefined> {
-  const from = new Date(Date.parse(today) - (BENCH.days - 1) * 86_400_000).toISOString().slice(0, 10);
-  const url = `http://127.0.0.1:${port}/api/1.2/rest/1/k/automation.stats.json?list_id=${BENCH.listId}&start_date=${from}&stop_date=${today}`;
-  try {
-    const res = await fetch(url);
-    if (res.status !== 200) return undefined;
-    const days = (await res.json()) as {
-      sends_total: number;
-      opens_total: number;
-      clicks_total: number;
-      purchase_count: number;
-    }[];
-    return days.reduce((a, d) => a + d.sends_total + d.opens_total + d.clicks_total + d.purchase_count, 0);
-  } catch {
-    return undefined; // the API is not up yet
-  }
-}

@@ -12,6 +12,7 @@ import {
   fmtRate,
   kafkaCounters,
   produce,
+  statsTotal,
 } from './kafka-e2e.js';
 import { BENCH, benchBatches, rng } from './stats-data.js';
 import { distinctSet } from './stats-mix.js';
@@ -112,22 +113,6 @@ async function post(svc: Service, bodies: Iterable<string>): Promise<number> {
   return records / (ms / 1000);
 }
 
-/** Records of the worker's stats API for `listId` over the data's year (sends, opens, clicks, purchases). */
-async function statsTotal(port: number, listId: number, today: string): Promise<number> {
-  const from = new Date(Date.parse(today) - (BENCH.days - 1) * 86_400_000).toISOString().slice(0, 10);
-  const res = await fetch(
-    `http://127.0.0.1:${port}/api/1.2/rest/1/${KEY}/automation.stats.json?list_id=${listId}&start_date=${from}&stop_date=${today}`,
-  );
-  if (res.status !== 200) throw new Error(`stats answered ${res.status}: ${await res.text()}`);
-  const days = (await res.json()) as {
-    sends_total: number;
-    opens_total: number;
-    clicks_total: number;
-    purchase_count: number;
-  }[];
-  return days.reduce((a, d) => a + d.sends_total + d.opens_total + d.clicks_total + d.purchase_count, 0);
-}
-
 /** Records stored by the worker so far (its accepted Kafka counter); none may be dead-lettered. */
 async function storedCount(port: number): Promise<number | undefined> {
   const c = await kafkaCounters(port);
@@ -217,7 +202,7 @@ async function kafkaRun(
       dataDir: catalogRun.dataDir,
       count: storedCount,
       check: async (port) => {
-        const stored = await statsTotal(port, 1, today);
+        const stored = await statsTotal(port, KEY, 1, today);
         if (stored !== ofList1)
           throw new Error(`list 1 holds ${stored} records through the stats API, ${ofList1} were sent to it`);
       },

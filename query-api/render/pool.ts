@@ -520,12 +520,7 @@ export class RenderPool {
   private next(): Task | undefined {
     for (const [tenant, waiting] of this.queues) {
       if ((this.running.get(tenant) ?? 0) >= this.perTenantWorkers) continue;
-      const task = waiting.shift()!;
-      this.queues.delete(tenant);
-      if (waiting.length > 0) this.queues.set(tenant, waiting);
-      this.queued--;
-      task.waiting = false;
-      clearTimeout(task.deadline);
+      const task = this.take(tenant, waiting);
       this.running.set(tenant, (this.running.get(tenant) ?? 0) + 1);
       return task;
     }
@@ -572,15 +567,20 @@ export class RenderPool {
       const running = (this.running.get(t) ?? 0) - (t === tenant ? 1 : 0);
       if (running >= this.perTenantWorkers) continue;
       if (t !== tenant) return undefined;
-      const task = waiting.shift()!;
-      this.queues.delete(t);
-      if (waiting.length > 0) this.queues.set(t, waiting);
-      this.queued--;
-      task.waiting = false;
-      clearTimeout(task.deadline);
-      return task;
+      return this.take(t, waiting);
     }
     return undefined;
+  }
+
+  /** The head of `tenant`'s queue, out of the pool's queue; the tenant goes last in the round-robin. */
+  private take(tenant: string, waiting: Task[]): Task {
+    const task = waiting.shift()!;
+    this.queues.delete(tenant);
+    if (waiting.length > 0) this.queues.set(tenant, waiting);
+    this.queued--;
+    task.waiting = false;
+    clearTimeout(task.deadline);
+    return task;
   }
 
   private isCheap(task: Task): boolean {
