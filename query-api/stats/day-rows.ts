@@ -2,10 +2,17 @@ import { LRUCache } from 'lru-cache';
 import type { CurrentGenerations } from '../../shared/clickhouse/generations.js';
 import type { Db } from '../../shared/clickhouse/client.js';
 import type { DayCounters } from '../../shared/clickhouse/schema.js';
-import { listScopes, type StatsQuery } from '../../shared/clickhouse/stats-store.js';
+import { listScopes, listSets, type StatsQuery } from '../../shared/clickhouse/stats-store.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/log.js';
 import type { StatsCache } from './cache.js';
+import { firstAtOrAfter, packSets, subsetDays, type ListSets } from './subset-days.js';
+
+/**
+ * What a held subscriber id costs against STATS_MEMORY_ROWS: a day row as objects is ~400 bytes, an id
+ * 8 (docs/operations.md "Memory").
+ */
+const IDS_PER_ROW = 32;
 
 interface Held {
   /** The list's version (StatsCache.version) and generation the rows were read at. */
@@ -14,16 +21,24 @@ interface Held {
   /** By `workflow|trigger` (0: all), days ascending. */
   scopes: Map<string, DayCounters[]>;
   rows: number;
+  /**
+   * The subscriber sets for workflow subsets, read at the first subset asked: undefined until then,
+   * null when they would not fit in STATS_MEMORY_ROWS (subsets then read the engine).
+   */
+  sets?: ListSets | null;
 }
 
 /**
  * Embedded: the precomputed per-day answers (daily_scopes) of recently asked lists, held in memory, so
  * that an answer for all workflows or one workflow (with or without a trigger), over any period, is a
  * slice of them rather than an engine read (~15 ms, one at a time per connection; BENCHMARKS.md).
- * Exact by the answer cache's rule (ARCHITECTURE.md, "The stats answer cache"): a list's rows are read
- * whole at its version and current generation and kept only if neither changed during the read; they
- * answer only while both are still the list's. Meanwhile, and for workflow subsets (bitmap unions),
- * the engine answers. Bounded by rows held (STATS_MEMORY_ROWS), least recently asked lists first out.
+ * A workflow subset is answered from the same rows (totals and money summed over its workflows) and the
+ * list's subscriber sets per workflow and day (unique counts: the size of their union), read at the
+ * first subset asked. Exact by the answer cache's rule (ARCHITECTURE.md, "The stats answer cache"): a
+ * list's rows and sets are read whole at its version and current generation and kept only if neither
+ * changed during the read; they answer only while both are still the list's. Meanwhile the engine
+ * answers. Bounded by rows held (STATS_MEMORY_ROWS; IDS_PER_ROW ids count as a row), least recently
+ * asked lists first out.
  */
 export class DayRows {
   private readonly held: LRUCache<number, Held>;
@@ -36,23 +51,37 @@ export class DayRows {
     private readonly maxRows: number,
     private readonly log: Logger,
   ) {
-    this.held = new LRUCache<number, Held>({ maxSize: maxRows, sizeCalculation: (h) => Math.max(1, h.rows) });
+    this.held = new LRUCache<number, Held>({
+      maxSize: maxRows,
+      sizeCalculation: (h) => Math.max(1, h.rows + Math.ceil((h.sets?.ids ?? 0) / IDS_PER_ROW)),
+    });
   }
 
   /**
-   * The answer's per-day rows from memory, or undefined when the engine must answer (a workflow subset,
-   * or the list's rows not held at its current version: then they are read for the next requests).
+   * The answer's per-day rows from memory, or undefined when the engine must answer (the list's rows,
+   * or for a workflow subset its sets, not held at its current version: then they are read for the
+   * next requests).
    */
   async rows(q: StatsQuery): Promise<DayCounters[] | undefined> {
-    if (this.maxRows === 0 || (q.workflowIds !== null && q.workflowIds.length !== 1)) return undefined;
+    if (this.maxRows === 0) return undefined;
     const gen = await this.generations.of(q.listId);
     const held = this.held.get(q.listId);
+    const subset = q.workflowIds !== null && q.workflowIds.length !== 1;
     if (!held || held.version !== this.versionOf(q.listId) || held.gen !== gen) {
-      this.load(q.listId);
+      // The rows are read for an all-workflow or one-workflow ask (a dashboard's first); a subset asks
+      // for its sets only once they are held.
+      if (!subset) this.load(q.listId);
       return undefined;
     }
+    if (subset) {
+      if (held.sets === undefined) this.loadSets(q.listId, held);
+      return held.sets
+        ? subsetDays(held.scopes, held.sets, { ...q, workflowIds: q.workflowIds! })
+        : undefined;
+    }
     const days = held.scopes.get(`${q.workflowIds?.[0] ?? 0}|${q.triggerId ?? 0}`) ?? [];
-    return days.slice(firstAtOrAfter(days, q.from), firstAtOrAfter(days, q.to, true));
+    const at = (d: DayCounters) => d.date;
+    return days.slice(firstAtOrAfter(days, q.from, false, at), firstAtOrAfter(days, q.to, true, at));
   }
 
   /** Reads the list's rows in the background (one read per list at a time; a failure only logs). */
@@ -78,23 +107,29 @@ export class DayRows {
     this.loading.set(listId, run);
   }
 
+  /** Reads the list's subscriber sets beside its held rows, in the background, under the same rule. */
+  private loadSets(listId: number, held: Held): void {
+    const key = -listId - 1; // in `loading` beside the rows' reads (list ids are positive)
+    if (this.loading.has(key)) return;
+    const run = (async () => {
+      const rows = await listSets(this.db, listId, held.gen);
+      const current = this.held.get(listId);
+      if (current !== held || this.versionOf(listId) !== held.version) return;
+      if ((await this.generations.of(listId)) !== held.gen) return;
+      const sets = packSets(rows);
+      const size = held.rows + Math.ceil(sets.ids / IDS_PER_ROW);
+      if (size > this.maxRows) held.sets = null;
+      else this.held.set(listId, { ...held, sets });
+    })()
+      .catch((err: unknown) => this.log.warn({ err, list_id: listId }, 'subscriber sets of a list not held'))
+      .finally(() => this.loading.delete(key));
+    this.loading.set(key, run);
+  }
+
   /** Settles when no list's rows are being read (tests, benchmarks). */
   async settled(): Promise<void> {
     while (this.loading.size > 0) await Promise.all(this.loading.values());
   }
-}
-
-/** Index of the first day ≥ `date` (`after`: > `date`) in days sorted ascending ('YYYY-MM-DD' sorts as text). */
-function firstAtOrAfter(days: DayCounters[], date: string, after = false): number {
-  let lo = 0;
-  let hi = days.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    const d = days[mid]!.date;
-    if (d < date || (after && d === date)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** Embedded only (where the process holds each list's generation and version); none in server mode. */

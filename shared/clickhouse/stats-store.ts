@@ -96,3 +96,40 @@ export function listScopes(db: Db, listId: number, gen: number): Promise<ScopeDa
     READ_SETTINGS,
   );
 }
+
+/** The activity types whose subscribers a stats answer counts once per day (the bitmaps of daily_sets). */
+export const UNIQUE_TYPES = ['send', 'open', 'click'] as const;
+
+/** One day's subscriber ids of one (workflow, trigger) scope and type, as `listSets` reads them. */
+export interface ScopeDaySet {
+  workflow_id: number;
+  /** 0: any trigger (the union over the workflow's triggers, records without one included). */
+  trigger_id: number;
+  date: string;
+  type: (typeof UNIQUE_TYPES)[number];
+  ids: number[];
+}
+
+/**
+ * Every subscriber set of a list in generation `gen`, per workflow and trigger (and per workflow over
+ * any trigger) and day, for unique counts over workflow subsets: the union of a subset's sets on a day
+ * is what `FROM_SETS` counts with bitmap unions. Ids are below 2^53 (records refuse larger ones), so
+ * they arrive as exact JSON numbers.
+ */
+export function listSets(db: Db, listId: number, gen: number): Promise<ScopeDaySet[]> {
+  const sets = (trigger: string, group: string, where: string) => `
+    SELECT workflow_id, ${trigger} AS trigger_id, toString(day) AS date, toString(type) AS type,
+      bitmapToArray(groupBitmapMergeState(subs)) AS ids
+    FROM daily_sets
+    WHERE list_id = {list:UInt64} AND gen = {gen:UInt64} AND type IN {types:Array(String)} ${where}
+    GROUP BY workflow_id, ${group} day, type`;
+  return db.read<ScopeDaySet>(
+    `SELECT * FROM (
+       ${sets('trigger_id', 'trigger_id,', 'AND trigger_id != 0')}
+       UNION ALL
+       ${sets('toUInt64(0)', '', '')}
+     ) ORDER BY workflow_id, trigger_id, date, type`,
+    { list: listId, gen, types: [...UNIQUE_TYPES] },
+    READ_SETTINGS,
+  );
+}

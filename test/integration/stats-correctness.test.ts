@@ -168,6 +168,47 @@ describe('automation.stats against an independent model', () => {
     });
   }
 
+  it('matches the model from memory too: every case answered from the day rows and subscriber sets held, without the engine', async () => {
+    // The answer cache off: each call computes its answer. The first calls have the list's rows and then
+    // its sets read (an all-workflow ask first, as a dashboard's), the last are answered from them.
+    svc.statsCache.enabled = false;
+    const reads: string[] = [];
+    try {
+      for (let round = 0; round < 2; round++) {
+        for (const listId of [10, 20]) await stats(listId);
+        await svc.dayRows!.settled();
+        for (const c of cases) await stats(c.listId, c.extra);
+        await svc.dayRows!.settled();
+      }
+      svc.db.faultInjector = async (what) => void reads.push(what);
+      for (const c of cases) {
+        const list = LISTS.find((l) => l.list_id === c.listId)!;
+        const expected = expectedStats(model, {
+          listId: c.listId,
+          tz: list.timezone,
+          currency: list.currency,
+          from: FROM,
+          to: TO,
+          workflowIds: c.workflowIds,
+          triggerId: c.triggerId,
+        });
+        expect(await stats(c.listId, c.extra), c.name).toEqual(expected);
+        // A subset whose workflows are asked twice, and one with a workflow the list does not have.
+        if (c.workflowIds && c.workflowIds.length > 1) {
+          const ids = [...c.workflowIds, c.workflowIds[0]!, 999].join(',');
+          const trigger = c.triggerId ? `&trigger_id=${c.triggerId}` : '';
+          expect(await stats(c.listId, `&workflow_ids=${ids}${trigger}`), c.name).toEqual(expected);
+        }
+      }
+      expect(
+        reads.filter((s) => !/ FROM catalog\b/.test(s)).map((s) => s.replace(/\s+/g, ' ').slice(0, 200)),
+      ).toEqual([]);
+    } finally {
+      svc.db.faultInjector = undefined;
+      svc.statsCache.enabled = true;
+    }
+  });
+
   it('keeps every field of the seed, in order, and nothing else', async () => {
     const [first] = await stats(10);
     expect(Object.keys(first)).toEqual(
