@@ -177,7 +177,9 @@ export async function statsBench(
   }
   const origin = new URL(svc.url!).origin;
   const apiBase = `/api/1.2/rest/1/${KEY}/automation.stats.json?list_id=${BENCH.listId}&`;
-  const round2 = await statsRound2(origin, apiBase, svc.db, svc.statsCache, today, `${loaded / 1e6}M`);
+  const round2 = await statsRound2(origin, apiBase, svc.db, svc.statsCache, today, `${loaded / 1e6}M`, () =>
+    svc.dayRows ? svc.dayRows.settled() : Promise.resolve(),
+  );
   const mix = await statsMixBench(
     origin,
     `/api/1.2/rest/1/${KEY}/automation.stats.json?list_id=${BENCH.listId}&`,
