@@ -4,7 +4,7 @@ import type { Db } from '../shared/clickhouse/client.js';
 import { READ_SETTINGS, statsSql, type StatsQuery } from '../shared/clickhouse/stats-store.js';
 import type { StatsCache } from '../query-api/stats/cache.js';
 import { BENCH } from './stats-data.js';
-import { cannon, distinctSet } from './stats-mix.js';
+import { cannon, distinctSet, warmList } from './stats-mix.js';
 import { percentile, table } from './support.js';
 
 /** Issue 20's stats targets. */
@@ -75,13 +75,7 @@ export async function statsRound2(
 
   // Distinct: each request a query never asked before in this process (no answer cache can hold it).
   cache.bumpAll();
-  // Warm-up: an all-workflow and a subset request (1-day periods: none of the distinct set's) have
-  // the list's day rows and then its subscriber sets read, once per list and version, as a dashboard's
-  // first requests would; the row measures the answers after that.
-  for (const warm of ['days=1', 'days=1&workflow_ids=1,2']) {
-    await (await fetch(`${origin}${apiBase}${warm}`)).arrayBuffer();
-    await settled();
-  }
+  await warmList(origin, apiBase, settled);
   const distinct = distinctSet(today, 60_000, 2020);
   const c = await cannon(
     origin,

@@ -177,16 +177,10 @@ export async function statsBench(
   }
   const origin = new URL(svc.url!).origin;
   const apiBase = `/api/1.2/rest/1/${KEY}/automation.stats.json?list_id=${BENCH.listId}&`;
-  const round2 = await statsRound2(origin, apiBase, svc.db, svc.statsCache, today, `${loaded / 1e6}M`, () =>
-    svc.dayRows ? svc.dayRows.settled() : Promise.resolve(),
-  );
-  const mix = await statsMixBench(
-    origin,
-    `/api/1.2/rest/1/${KEY}/automation.stats.json?list_id=${BENCH.listId}&`,
-    svc.statsCache,
-    today,
-    `${loaded / 1e6}M`,
-  );
+  const settled = () => (svc.dayRows ? svc.dayRows.settled() : Promise.resolve());
+  const records = `${loaded / 1e6}M`;
+  const round2 = await statsRound2(origin, apiBase, svc.db, svc.statsCache, today, records, settled);
+  const mix = await statsMixBench(origin, apiBase, svc.statsCache, today, records, settled);
   await svc.close();
   await new Promise<void>((ok) => bare.close(() => ok()));
   await new Promise<void>((ok) => framework.close(() => ok()));
