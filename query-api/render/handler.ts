@@ -19,7 +19,7 @@ import { RenderBusyError } from './pool.js';
 import {
   ParamsTooLargeError,
   TemplateRenderError,
-  sanitizeParams,
+  checkParams,
   type RenderInput,
   type RenderResult,
 } from './engine.js';
@@ -84,7 +84,9 @@ function renderParams(params: RawParams): Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v))
     throw invalidParam('params', 'must be an object');
   try {
-    return sanitizeParams(v);
+    // Checked, not copied: the render pool renders from the params' JSON text, and an in-line renderer
+    // copies them itself (engine.ts checkParams).
+    return checkParams(v);
   } catch (err) {
     if (err instanceof ParamsTooLargeError) throw invalidParam('params', err.reason);
     throw err;

@@ -21,7 +21,7 @@
  *   tenants below that cap, so one tenant's heavy renders never queue another tenant's behind them. The
  *   queue is bounded (a tenant may fill at most half of it) and a task waits at most the queue deadline:
  *   either refusal is a RenderBusyError (503 with Retry-After at the HTTP edge), counted by reason.
- * - What crosses threads is kept small: the params as the JSON text sanitizeParams() already made, and the
+ * - What crosses threads is kept small: the params as the JSON text checkParams() already made, and the
  *   answer as the UTF-8 bytes of its JSON in a transferred buffer (renderAnswer(): the REST route writes
  *   them as the body; render() parses them for callers that want the object).
  */
@@ -35,7 +35,7 @@ import { JsonAnswer } from '../api12/json-answer.js';
 import {
   ParamsTooLargeError,
   TemplateRenderError,
-  sanitizeParams,
+  checkParams,
   sanitizedJson,
   type CacheStats,
   type RenderInput,
@@ -220,9 +220,10 @@ export class RenderPool {
     if (problem) return Promise.reject(new TemplateRenderError(problem));
     let params: string;
     try {
-      // A no-op for params the handler already sanitized: their JSON text was kept then.
-      const sanitized = sanitizeParams(input.params);
-      params = sanitizedJson(sanitized) ?? JSON.stringify(sanitized);
+      // A no-op for params the handler already checked (checkParams) or sanitized: their JSON text was
+      // kept then.
+      const checked = checkParams(input.params);
+      params = sanitizedJson(checked) ?? JSON.stringify(checked);
     } catch (err) {
       return Promise.reject(err as ParamsTooLargeError);
     }

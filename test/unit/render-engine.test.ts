@@ -5,6 +5,9 @@ import {
   ParamsTooLargeError,
   TemplateRenderError,
   TemplateRenderer,
+  checkParams,
+  sanitizeParams,
+  sanitizedJson,
   type ListContext,
   type RenderInput,
   type StoredTemplate,
@@ -392,5 +395,48 @@ describe('security', () => {
 
   it('{{log}} writes nothing and renders nothing', () => {
     expect(render('[{{log "hello" level="error"}}]')).toBe('[]');
+  });
+});
+
+describe('checkParams (params rendered from their JSON text)', () => {
+  it('takes plain JSON data as it is, with its JSON text', () => {
+    const params = JSON.parse('{"a":1,"b":[{"c":"x"},null,true],"d":{"e":"ș"}}') as Record<string, unknown>;
+    const checked = checkParams(params);
+    expect(checked).toBe(params);
+    expect(sanitizedJson(checked)).toBe(JSON.stringify(params));
+    // Not marked as sanitized: an in-line render still copies it (and renders the same).
+    expect(sanitizeParams(checked)).not.toBe(params);
+    expect(shared.render({ template: template('{{a}} {{d.e}}'), params: checked, list: RO }).content).toBe(
+      '1 ș',
+    );
+  });
+
+  it('copies what is not plain JSON data, as sanitizeParams does', () => {
+    const forbidden = JSON.parse('{"__proto__":{"polluted":"yes"},"a":{"constructor":1,"k":2}}') as object;
+    const cases: unknown[] = [
+      forbidden,
+      { n: Number.NaN },
+      { d: new Date(0) },
+      { f: () => 1 },
+      { holes: [1, , 3] }, // eslint-disable-line no-sparse-arrays
+    ];
+    for (const params of cases) {
+      const checked = checkParams(params);
+      expect(checked).not.toBe(params);
+      expect(checked).toEqual(sanitizeParams(params));
+      expect(JSON.parse(sanitizedJson(checked)!)).toEqual(JSON.parse(JSON.stringify(checked)));
+    }
+    expect(Object.keys(checkParams(forbidden))).toEqual(['a']);
+    expect(sanitizedJson(checkParams(forbidden))).toBe('{"a":{"k":2}}');
+  });
+
+  it('rejects params too deep or too large with ParamsTooLargeError, as sanitizeParams does', () => {
+    let deep: Record<string, unknown> = { v: 1 };
+    for (let i = 0; i < MAX_PARAMS_DEPTH; i++) deep = { deep };
+    expect(() => checkParams(deep)).toThrow(`params are nested deeper than ${MAX_PARAMS_DEPTH} levels`);
+    expect(() => checkParams({ s: 'x'.repeat(300 * 1024) })).toThrow(/over the 262144 byte limit/);
+    let fits: Record<string, unknown> = { v: 1 };
+    for (let i = 0; i < MAX_PARAMS_DEPTH - 1; i++) fits = { fits };
+    expect(checkParams(fits)).toBe(fits);
   });
 });
