@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
@@ -256,17 +256,58 @@ function perSecond(fn: () => unknown, seconds = 2): number {
   return n / (Number(process.hrtime.bigint() - t0) / 1e9);
 }
 
+type ThreadKind = 'loop' | 'workers' | 'v8' | 'other';
+
 /**
- * Completions per second of `fn` with `inFlight` calls kept running, over `seconds`, after a warm-up, and
- * the CPU time of the whole process (every thread: the pool's workers too) per completion.
+ * CPU ms of this process's threads by kind, from Linux's /proc (empty elsewhere): the event loop (the
+ * main thread), the render workers (Node names their threads WorkerThread), V8's helper threads
+ * (node-V8Worker: concurrent GC and JIT compiles, for every isolate) and the rest (libuv's pool…).
+ */
+function threadCpuMs(): Map<ThreadKind, number> {
+  const out = new Map<ThreadKind, number>();
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'latin1');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime + stime, in 1/100 s (USER_HZ).
+      const ms = (Number(fields[11]) + Number(fields[12])) * 10;
+      const kind: ThreadKind =
+        Number(tid) === process.pid
+          ? 'loop'
+          : name === 'WorkerThread'
+            ? 'workers'
+            : name === 'node-V8Worker'
+              ? 'v8'
+              : 'other';
+      out.set(kind, (out.get(kind) ?? 0) + ms);
+    }
+  } catch {
+    out.clear();
+  }
+  return out;
+}
+
+/** µs of CPU per completion by thread kind, between two threadCpuMs() readings (threads that ended are lost). */
+function splitUs(before: Map<ThreadKind, number>, after: Map<ThreadKind, number>, n: number) {
+  const us = (k: ThreadKind) => Math.max(0, ((after.get(k) ?? 0) - (before.get(k) ?? 0)) * 1000) / n;
+  return after.size === 0 ? undefined : { loop: us('loop'), workers: us('workers'), v8: us('v8') };
+}
+
+/**
+ * Completions per second of `fn` with `inFlight` calls kept running, over `seconds`, after a warm-up of
+ * `warmup` calls, and the CPU time of the whole process (every thread: the pool's workers too) per
+ * completion, with its split by thread kind where /proc tells it.
  */
 async function perSecondAsync(
   fn: () => Promise<unknown>,
   inFlight: number,
   seconds = 3,
-): Promise<{ rate: number; cpuUs: number }> {
-  for (let i = 0; i < 200; i++) await fn();
+  warmup = 200,
+): Promise<{ rate: number; cpuUs: number; split?: { loop: number; workers: number; v8: number } }> {
+  for (let i = 0; i < warmup; i++) await fn();
   let n = 0;
+  const threads0 = threadCpuMs();
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   const elapsed = () => Number(process.hrtime.bigint() - t0) / 1e9;
@@ -280,7 +321,7 @@ async function perSecondAsync(
   );
   const rate = n / elapsed();
   const cpu = process.cpuUsage(cpu0);
-  return { rate, cpuUs: (cpu.user + cpu.system) / n };
+  return { rate, cpuUs: (cpu.user + cpu.system) / n, split: splitUs(threads0, threadCpuMs(), n) };
 }
 
 /** Renders/s over HTTP against an Express route answering a fixed string of the same size (the ceiling). */
@@ -470,13 +511,15 @@ export async function renderBench(): Promise<string> {
   const poolRun = async (size?: number) => {
     const pool = new RenderPool({ size });
     await pool.ready();
-    const r = await perSecondAsync(() => pool.renderAnswer(poolInput), CONNECTIONS);
+    // Warmed up with as many renders as the in-line row is (perSecond): a fresh pool's worker threads
+    // still compile the engine's code (V8 helper threads) while they render their first ones.
+    const r = await perSecondAsync(() => pool.renderAnswer(poolInput), CONNECTIONS, 3, 2000);
     const workers = pool.stats().workers;
     await pool.close();
     return { ...r, workers };
   };
   let serializedRate = 0;
-  let poolOne = { rate: 0, cpuUs: 0, workers: 1 };
+  let poolOne: Awaited<ReturnType<typeof poolRun>> = { rate: 0, cpuUs: 0, workers: 1 };
   const inProcess: string[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const inline = perSecond(() => utf8.encode(JSON.stringify(renderer.render(poolInput))));
@@ -487,6 +530,10 @@ export async function renderBench(): Promise<string> {
   }
   const poolMany = await poolRun();
   console.error(`render bench, in process: ${inProcess.join('; ')}`);
+  const splitOf = (r: typeof poolMany) =>
+    r.split
+      ? `: event loop ${Math.round(r.split.loop)}, render workers ${Math.round(r.split.workers)}, V8 helper threads ${Math.round(r.split.v8)} µs`
+      : '';
 
   const best = { render, ceiling, bare };
   const ms = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(1));
@@ -562,7 +609,7 @@ export async function renderBench(): Promise<string> {
           Math.round(1e6 / engineRate),
         ],
         [
-          `render in the worker pool (${poolMany.workers} workers, ${CONNECTIONS} in flight, in process, no HTTP; CPU of all threads)`,
+          `render in the worker pool (${poolMany.workers} workers, ${CONNECTIONS} in flight, in process, no HTTP; CPU of all threads${splitOf(poolMany)})`,
           rate(poolMany.rate),
           '',
           '',
@@ -570,7 +617,7 @@ export async function renderBench(): Promise<string> {
           Math.round(poolMany.cpuUs),
         ],
         [
-          `render in a pool of 1 worker (${CONNECTIONS} in flight; ${((poolOne.rate / serializedRate) * 100).toFixed(0)}% of the renders/s of the row below, best of ${ROUNDS} alternated: ${inProcess.join('; ')})`,
+          `render in a pool of 1 worker (${CONNECTIONS} in flight; ${((poolOne.rate / serializedRate) * 100).toFixed(0)}% of the renders/s of the row below, best of ${ROUNDS} alternated: ${inProcess.join('; ')}; CPU of all threads${splitOf(poolOne)})`,
           rate(poolOne.rate),
           '',
           '',
