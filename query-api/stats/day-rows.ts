@@ -10,7 +10,8 @@ import { firstAtOrAfter, packSets, subsetDays, type ListSets } from './subset-da
 
 /**
  * What a held subscriber id costs against STATS_MEMORY_ROWS: a day row as objects is ~400 bytes, an id
- * 8 (docs/operations.md "Memory").
+ * 4 (plus 4 per distinct subscriber, and the read's transient JSON): 32 ids count as a row, a margin
+ * (docs/operations.md "Memory").
  */
 const IDS_PER_ROW = 32;
 
@@ -112,11 +113,10 @@ export class DayRows {
     const key = -listId - 1; // in `loading` beside the rows' reads (list ids are positive)
     if (this.loading.has(key)) return;
     const run = (async () => {
-      const rows = await listSets(this.db, listId, held.gen);
-      const current = this.held.get(listId);
-      if (current !== held || this.versionOf(listId) !== held.version) return;
+      const sets = await packSets(await listSets(this.db, listId, held.gen));
+      // Versions and generations only grow: unchanged now, they were unchanged while the sets were read.
+      if (this.held.peek(listId) !== held || this.versionOf(listId) !== held.version) return;
       if ((await this.generations.of(listId)) !== held.gen) return;
-      const sets = packSets(rows);
       const size = held.rows + Math.ceil(sets.ids / IDS_PER_ROW);
       if (size > this.maxRows) held.sets = null;
       else this.held.set(listId, { ...held, sets });
