@@ -87,15 +87,7 @@ export function firstAtOrAfter<T>(
 function smallUnits(decimal: string): number | undefined {
   const dot = decimal.indexOf('.');
   const int = Number(dot < 0 ? decimal : decimal.slice(0, dot));
-  const frac =
-    dot < 0
-      ? 0
-      : Number(
-          decimal
-            .slice(dot + 1)
-            .padEnd(4, '0')
-            .slice(0, 4),
-        );
+  const frac = dot < 0 ? 0 : Number(decimal.slice(dot + 1, dot + 5).padEnd(4, '0'));
   const units = int * 10_000 + frac;
   return Number.isSafeInteger(units) ? units : undefined;
 }
