@@ -101,8 +101,10 @@ interface LockInfo {
  * too: ON CLUSTER statements are ordered through the distributed DDL queue), so the lock is a table
  * whose COMMENT names its owner and lease expiry. A waiter polls; when the lease has expired (holder
  * killed) it renames the lock to a name derived from the dead owner's id: of several waiters that saw
- * the same dead owner only one rename can succeed, and none can rename a newer holder's lock by
- * mistake (its target name already exists by then, or the owner differs).
+ * the same dead owner only one rename can succeed, and a late one cannot rename a newer holder's lock
+ * by mistake, because the renamed table keeps that name taken. It is dropped only once its lease ended
+ * a whole lease ago (`dropExpiredLocks`): dropped at once, a waiter that had read the dead owner before
+ * the first rename renamed the next holder's lock away and entered beside it (seen under load in CI).
  */
 export async function withMigrationLock<T>(
   db: Db,
@@ -134,9 +136,6 @@ export async function withMigrationLock<T>(
       } catch (err) {
         if (!isAlreadyExists(err) && !isUnknownTable(err)) throw err;
       }
-      await db.command(
-        `DROP TABLE IF EXISTS ${LOCK_TABLE}_expired_${holder.owner.replace(/-/g, '')}${onCluster} SYNC`,
-      );
       continue;
     }
     if (attempt === 1 || attempt % 10 === 0)
@@ -147,10 +146,33 @@ export async function withMigrationLock<T>(
     await sleep(pollMs);
   }
   try {
+    await dropExpiredLocks(db, leaseMs, onCluster);
     return await work();
   } finally {
     const holder = await readLock(db).catch(() => undefined);
     if (holder?.owner === owner) await db.command(`DROP TABLE IF EXISTS ${LOCK_TABLE}${onCluster} SYNC`);
+  }
+}
+
+const EXPIRED_LOCK = /^schema_migrations_lock_expired_[0-9a-f]{32}$/;
+
+/** Expired locks taken over more than a lease ago: no waiter that read them is still about to rename. */
+async function dropExpiredLocks(db: Db, leaseMs: number, onCluster: string): Promise<void> {
+  const rows = await db.query<{ name: string; comment: string }>(
+    `SELECT name, comment FROM system.tables
+     WHERE database = currentDatabase() AND startsWith(name, {prefix:String})`,
+    { prefix: `${LOCK_TABLE}_expired_` },
+  );
+  for (const { name, comment } of rows) {
+    let expires = Number.POSITIVE_INFINITY;
+    try {
+      expires = Number((JSON.parse(comment) as Partial<LockInfo>).expires);
+    } catch {
+      // Not a comment we wrote: left alone.
+    }
+    // The name goes into DDL: only the exact shape this module creates.
+    if (EXPIRED_LOCK.test(name) && expires < Date.now() - leaseMs)
+      await db.command(`DROP TABLE IF EXISTS ${name}${onCluster} SYNC`);
   }
 }
 

@@ -152,4 +152,46 @@ describe('migration lock (run against the real engine)', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
     expect(maxInside).toBe(1);
   });
+
+  it('a waiter that read the dead holder before another took over cannot rename the new holder’s lock away', async () => {
+    // Seen in CI under load: the first waiter renamed the dead lock aside, dropped it and took the lock; a
+    // second waiter that had read the dead owner earlier then ran the same rename, which now moved the new
+    // holder's lock, and entered beside it. Here the late waiter's rename runs while the new holder works.
+    const dead = '00000000-0000-4000-8000-000000000002';
+    const expiredName = `schema_migrations_lock_expired_${dead.replace(/-/g, '')}`;
+    await db.command(
+      `CREATE TABLE schema_migrations_lock (owner String) ENGINE = Memory COMMENT '${JSON.stringify({ owner: dead, expires: Date.now() - 1 })}'`,
+    );
+    const lockComment = async () =>
+      (
+        await db.query<{ comment: string }>(
+          "SELECT comment FROM system.tables WHERE database = currentDatabase() AND name = 'schema_migrations_lock'",
+        )
+      )[0]?.comment;
+    await withMigrationLock(
+      db,
+      log,
+      async () => {
+        const mine = await lockComment();
+        expect(mine).not.toContain(dead);
+        await expect(db.command(`RENAME TABLE schema_migrations_lock TO ${expiredName}`)).rejects.toThrow(
+          /already exists|TABLE_ALREADY_EXISTS/i,
+        );
+        expect(await lockComment()).toBe(mine);
+      },
+      { pollMs: 50 },
+    );
+    // Taken over less than a lease ago: kept (a late waiter may still be about to rename).
+    await withMigrationLock(db, log, async () => undefined);
+    const names = async () =>
+      (
+        await db.query<{ name: string }>(
+          "SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE 'schema_migrations_lock%'",
+        )
+      ).map((r) => r.name);
+    expect(await names()).toContain(expiredName);
+    // A lease after its own lease ended, the next holder drops it.
+    await withMigrationLock(db, log, async () => undefined, { leaseMs: 0 });
+    expect(await names()).toEqual([]);
+  });
 });
