@@ -151,18 +151,23 @@ describe('automation.stats against an independent model', () => {
       },
     ];
 
+  /** The model's answer for a case, in its list's zone and currency. */
+  const expectedFor = (c: (typeof cases)[number]) => {
+    const list = LISTS.find((l) => l.list_id === c.listId)!;
+    return expectedStats(model, {
+      listId: c.listId,
+      tz: list.timezone,
+      currency: list.currency,
+      from: FROM,
+      to: TO,
+      workflowIds: c.workflowIds,
+      triggerId: c.triggerId,
+    });
+  };
+
   for (const c of cases) {
     it(`matches the model: ${c.name}`, async () => {
-      const list = LISTS.find((l) => l.list_id === c.listId)!;
-      const expected = expectedStats(model, {
-        listId: c.listId,
-        tz: list.timezone,
-        currency: list.currency,
-        from: FROM,
-        to: TO,
-        workflowIds: c.workflowIds,
-        triggerId: c.triggerId,
-      });
+      const expected = expectedFor(c);
       expect(expected.length).toBeGreaterThan(15);
       expect(await stats(c.listId, c.extra)).toEqual(expected);
     });
@@ -182,16 +187,7 @@ describe('automation.stats against an independent model', () => {
       }
       svc.db.faultInjector = async (what) => void reads.push(what);
       for (const c of cases) {
-        const list = LISTS.find((l) => l.list_id === c.listId)!;
-        const expected = expectedStats(model, {
-          listId: c.listId,
-          tz: list.timezone,
-          currency: list.currency,
-          from: FROM,
-          to: TO,
-          workflowIds: c.workflowIds,
-          triggerId: c.triggerId,
-        });
+        const expected = expectedFor(c);
         expect(await stats(c.listId, c.extra), c.name).toEqual(expected);
         // A subset whose workflows are asked twice, and one with a workflow the list does not have.
         if (c.workflowIds && c.workflowIds.length > 1) {
