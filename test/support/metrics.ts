@@ -1,3 +1,5 @@
+import { rawRequest } from './raw-http.js';
+
 /** One sample of a Prometheus text exposition: `name{a="x",b="y"} value`. */
 export interface Sample {
   name: string;
@@ -27,9 +29,13 @@ export function metricValue(samples: Sample[], name: string, labels: Record<stri
   return hits.reduce((sum, s) => sum + s.value, 0);
 }
 
+/**
+ * On a connection of its own: fetch() reused an idle keep-alive connection that the server was closing
+ * at that moment once under load (ECONNRESET in a CI run), as a scraper with its own connection does not.
+ */
 export async function scrape(baseUrl: string): Promise<Sample[]> {
-  const res = await fetch(`${baseUrl}/metrics`);
+  const res = await rawRequest(baseUrl, { target: '/metrics' });
   if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`);
-  if (!res.headers.get('content-type')?.startsWith('text/plain')) throw new Error('not text/plain');
-  return parseMetrics(await res.text());
+  if (!res.headers['content-type']?.startsWith('text/plain')) throw new Error('not text/plain');
+  return parseMetrics(res.text);
 }
