@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { unknownMethod } from './errors.js';
-import { parseBody, parseForm } from './intake.js';
+import { parseBody, parseQuery } from './intake.js';
 import { invoke } from './invoke.js';
 import { JsonAnswer } from './json-answer.js';
 import type { Operation } from './operation.js';
@@ -14,7 +14,7 @@ export function api12Route(operations: Record<string, Operation>) {
     // The operation is checked before the body is read: an unknown one is a 404 whatever the body.
     const sources = async () => {
       const q = req.originalUrl.indexOf('?');
-      const query = q >= 0 ? parseForm(req.originalUrl.slice(q + 1), 'query') : {};
+      const query = q >= 0 ? parseQuery(req.originalUrl.slice(q + 1)) : {};
       const body = await parseBody(Buffer.isBuffer(req.body) ? req.body : undefined, req.get('content-type'));
       return [query, body]; // the body wins over the query string
     };
@@ -29,6 +29,7 @@ export function api12Route(operations: Record<string, Operation>) {
  * with the headers `res.json` sets; `res.send` still handles HEAD and Content-Length.
  */
 function sendJsonBytes(res: Response, bytes: Buffer): void {
-  res.set('Content-Type', 'application/json; charset=utf-8');
+  // setHeader, not res.set: the value is already what res.json sets, and res.set parses it again.
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.send(bytes);
 }

@@ -94,7 +94,11 @@ export function createServiceApp({
       if (req.accepts(['json', 'html']) === 'html') res.redirect(302, '/dashboard/');
       else next();
     });
-    app.use(api);
+    // Its routes, not the app: a mounted app swaps the prototypes of every request and response passing
+    // through it (Express's sub-app handling); in a bare Express pair here that cost 118-147 µs of CPU per
+    // request against 74-127 µs for the same routes mounted as a router. Both apps have the same settings
+    // (x-powered-by off, no ETag).
+    app.use(api.router);
   } else {
     // The ingest role serves no API: every other path is the API's 404 (docs/api.md "Errors") (the operation named
     // only when the path has the API's shape, so no other segment — possibly a key — is echoed).

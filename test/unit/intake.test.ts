@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../shared/errors.js';
-import { FORM_LIMITS, namedParams, parseBody, parseForm, phpFalsy } from '../../query-api/api12/intake.js';
+import {
+  FORM_LIMITS,
+  namedParams,
+  parseBody,
+  parseForm,
+  parseQuery,
+  phpFalsy,
+} from '../../query-api/api12/intake.js';
 
 /**
  * The parameter intake of docs/api.md "Parameters": every shape the platform's clients send (query string, JSON
@@ -109,6 +116,30 @@ describe('parseForm: nesting and limits (qs)', () => {
     expect(({} as any).polluted).toBeUndefined();
     expect(({} as any).y).toBeUndefined();
     expect(Object.getPrototypeOf(p)).toBeNull();
+  });
+});
+
+describe('parseQuery: query strings read again are not parsed again', () => {
+  it('reads what parseForm reads, flat and nested', () => {
+    for (const text of [
+      'list_id=5&days=30',
+      'a=1&a=2&b=%C8%99+x',
+      'workflow_ids[]=1&workflow_ids[]=2',
+      'p[k][j]=v',
+    ])
+      expect(parseQuery(text)).toEqual(parseForm(text, 'query'));
+  });
+  it('a flat query read again is the same frozen object; a nested one is read anew each time', () => {
+    const flat = parseQuery('list_id=7&days=3');
+    expect(parseQuery('list_id=7&days=3')).toBe(flat);
+    expect(Object.isFrozen(flat)).toBe(true);
+    const nested = parseQuery('workflow_ids[]=1&workflow_ids[]=2');
+    (nested.workflow_ids as string[]).push('3');
+    expect(parseQuery('workflow_ids[]=1&workflow_ids[]=2')).toEqual({ workflow_ids: ['1', '2'] });
+  });
+  it('a query over a limit is refused every time, naming the query', async () => {
+    const deep = `a${'[x]'.repeat(FORM_LIMITS.depth + 1)}=1`;
+    for (let i = 0; i < 2; i++) await expectInvalidBody(() => parseQuery(deep), 'query');
   });
 });
 
