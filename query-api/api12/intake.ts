@@ -61,7 +61,8 @@ export function parseForm(text: string, what: 'query' | 'body' = 'body'): RawPar
 /**
  * Query strings read recently, by their text: a dashboard sends the same few again and again, and reading
  * one with qs was ~4% of a cached stats answer's CPU. Only flat ones are kept (every value a string), so
- * what is shared between requests cannot be changed by any of them; bounded by 1 MB of text.
+ * what is shared between requests cannot be changed by any of them. Bounded at ~1 MB, each entry counted
+ * from its query's text (the params read from it are no longer than that text).
  */
 const queries = new LRUCache<string, Readonly<RawParams>>({
   maxSize: 1 << 20,

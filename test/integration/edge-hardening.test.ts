@@ -293,9 +293,9 @@ describe('failure timing does not tell which users were used recently (issue 19,
     let alike = false;
     try {
       // The timing itself, in up to three rounds of interleaved pairs: a burst of load from the suites
-      // running beside this one can skew one round (a CI run once saw 1.5 against 4.6 ms; seven runs here
-      // since, quiet, saw 1.4-2.2 against 1.5-2.1), while a real difference — an engine lookup costs more than the whole cached
-      // path — shows in every round.
+      // running beside this one can skew one round (a CI run once saw 1.5 against 4.6 ms; seven runs
+      // here since, quiet, saw 1.4-2.2 against 1.5-2.1), while a real difference (an engine lookup
+      // costs more than the whole cached path) shows in every round.
       for (let round = 0; round < 3; round++) {
         const cached: number[] = [];
         const unseen: number[] = [];
