@@ -223,12 +223,14 @@ export class EventStore {
         const stale = await this.staleLists(batchId, fresh);
         if (stale.length > 0) await onStale(stale);
       }
-      // Ledger last: see the event_ids table. Server-side, from the batch's ids not already in the window.
-      await this.db.command(
-        `INSERT INTO event_ids SELECT event_id, now64(3) FROM ingest_batches
-         WHERE batch_id = {batch:String} AND event_id NOT IN (${SEEN_IN_WINDOW})`,
-        { window: this.dedupWindowDays, batch: batchId },
-        { insert_deduplication_token: batchId },
+      // Ledger last: see the event_ids table. The ids found fresh above, sent as rows: no writer of
+      // these lists runs beside this one (see the class), so none was taken since the look-up, and
+      // the engine need not run that look-up again. first_seen is this process's clock, as ingested_at.
+      await this.db.insert(
+        'event_ids',
+        ['event_id', 'first_seen'],
+        fresh.map((a) => [a.record.event_id, now]),
+        batchId,
       );
     }
     // Also when nothing was fresh: a retry after a crash between the ledger and this step heals here.
