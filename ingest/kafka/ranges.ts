@@ -66,15 +66,35 @@ export function digest(chunk: KafkaMessage[]): string {
   return hashMessages(chunk).digest('hex').slice(0, 32);
 }
 
+/** Bytes gathered before each hash update: one native call per this much data, not six per message. */
+const HASH_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * Per message, key, value and timestamp, each as a 32-bit big-endian length (0xffffffff for none) and
+ * its bytes. Gathered in a buffer first: the stream hashed, hence every digest, is the same as hashing
+ * part by part (ranges recorded by an earlier version still match), at a fraction of the calls.
+ */
 function hashMessages(messages: KafkaMessage[]) {
   const h = createHash('sha256');
-  const len = Buffer.alloc(4);
-  for (const m of messages) {
-    for (const part of [m.key, m.value, Buffer.from(m.timestamp)]) {
-      len.writeUInt32BE(part ? part.length : 0xffffffff);
-      h.update(len);
-      if (part) h.update(part);
+  let buf = Buffer.allocUnsafe(HASH_BUFFER_BYTES);
+  let at = 0;
+  const put = (part: Buffer | string | null) => {
+    const size = part === null ? 0 : typeof part === 'string' ? Buffer.byteLength(part) : part.length;
+    if (at + 4 + size > buf.length) {
+      h.update(buf.subarray(0, at));
+      at = 0;
+      if (4 + size > buf.length) buf = Buffer.allocUnsafe(4 + size);
     }
+    buf.writeUInt32BE(part === null ? 0xffffffff : size, at);
+    at += 4;
+    if (typeof part === 'string') at += buf.write(part, at);
+    else if (part !== null) at += part.copy(buf, at);
+  };
+  for (const m of messages) {
+    put(m.key ?? null);
+    put(m.value ?? null);
+    put(m.timestamp);
   }
+  h.update(buf.subarray(0, at));
   return h;
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { KafkaMessage } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { byteBatches, messageBytes } from '../../ingest/kafka/messages.js';
@@ -49,6 +50,27 @@ describe('a recorded offset range against a fetch', () => {
     expect(digest(run(0, 9))).toBe(digest(run(0, 9)));
     expect(digest(run(0, 9))).not.toBe(digest(run(0, 9, 'b')));
     expect(digest([msg(0, 'x', '1')])).not.toBe(digest([msg(0, 'x', '2')]));
+  });
+
+  it('hashes the same byte stream as part-by-part hashing: tokens recorded before still match', () => {
+    // The stream as first defined: per message key, value and timestamp, each length-prefixed.
+    const reference = (messages: KafkaMessage[]) => {
+      const h = createHash('sha256');
+      for (const m of messages)
+        for (const part of [m.key, m.value, Buffer.from(m.timestamp)]) {
+          const len = Buffer.alloc(4);
+          len.writeUInt32BE(part ? part.length : 0xffffffff);
+          h.update(len);
+          if (part) h.update(part);
+        }
+      return h.digest('hex').slice(0, 32);
+    };
+    const big = msg(7, 'v'.repeat(200_000)); // larger than the gathering buffer
+    const tombstone = { ...msg(8, ''), key: null, value: null } as KafkaMessage;
+    const empty = { ...msg(9, ''), value: Buffer.alloc(0) } as KafkaMessage;
+    const chunks = [run(0, 9), run(0, 3000), [big], [...run(0, 5), big, tombstone, empty, ...run(6, 9)]];
+    for (const chunk of chunks) expect(digest(chunk)).toBe(reference(chunk));
+    expect(fingerprint(tombstone)).toBe(reference([tombstone]));
   });
 });
 
