@@ -21,6 +21,7 @@ import { xmlrpcRoute } from './xmlrpc/route.js';
 import { dashboardRouter } from './dashboard-route.js';
 import { guardCaller, type EdgeGuards } from './edge-guard.js';
 import { adminRouter, type AdminActions } from './admin-route.js';
+import type { RepeatAnswers } from './stats/repeat-answers.js';
 
 export interface AppDeps {
   log: Logger;
@@ -34,6 +35,8 @@ export interface AppDeps {
   edge?: EdgeGuards;
   /** The admin endpoints (docs/lifecycle.md), behind ADMIN_TOKEN. */
   admin?: { token: string; actions: AdminActions };
+  /** Told of stats answers, to answer the same request sent again in front of the app (query-api/stats/repeat-answers.ts). */
+  repeats?: RepeatAnswers;
 }
 
 const API_BODY_LIMIT = '1mb';
@@ -69,7 +72,7 @@ function knownOperation(operations: Record<string, Operation>) {
   };
 }
 
-export function createApp({ log, operations, ingest, edge, admin }: AppDeps): express.Express {
+export function createApp({ log, operations, ingest, edge, admin, repeats }: AppDeps): express.Express {
   const app = express();
   // The caller before its body (docs/api.md, errors: operation → credentials → params).
   const guard = edge ? [guardCaller(edge, API_BODY_LIMIT_BYTES)] : [];
@@ -100,7 +103,7 @@ export function createApp({ log, operations, ingest, edge, admin }: AppDeps): ex
     onlyMethods(['GET', 'POST']),
     ...guard,
     readBody(API_BODY_LIMIT, unreadableParams),
-    api12Route(operations),
+    api12Route(operations, repeats),
   );
   // XML-RPC (docs/api.md "XML-RPC"): the same operations, positional params; body errors become faults.
   // Other methods: the JSON 405 (an XML-RPC fault answers POSTed calls only).

@@ -24,7 +24,7 @@ export function edgeGuards(config: Config, catalog: Catalog): EdgeGuards {
 }
 
 /** A bucket per user_id as named in the path; a long segment is cut (it is no user id anyway). */
-const bucketKey = (userIdSegment: string) => userIdSegment.slice(0, 32);
+export const bucketKey = (userIdSegment: string) => userIdSegment.slice(0, 32);
 
 /**
  * A list_id given in the query string, for the 101's message. The body is never read for it: an

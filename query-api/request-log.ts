@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { withLogContext, type Logger } from '../shared/log.js';
 
@@ -31,6 +32,30 @@ export function requestFields(req: Request, res: Response): Record<string, unkno
 const STATIC_ASSET = /^\/(dashboard|docs)\/.+\.(js|mjs|css|map|png|svg|ico|webp|woff2?|ttf)$/;
 
 /**
+ * The `request` line once the answer is finished, at info (debug for a static asset below 400), or when
+ * the client went away before it was complete, without a status. Nothing is built when info is off.
+ */
+export function logWhenAnswered(
+  log: Logger,
+  res: ServerResponse,
+  started: bigint,
+  fields: () => Record<string, unknown>,
+  asset = false,
+): void {
+  if (!log.isLevelEnabled('info')) return;
+  const line = (status: number | null) => {
+    const level = asset && status !== null && status < 400 ? 'debug' : 'info';
+    if (!log.isLevelEnabled(level)) return;
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    log[level]({ ...fields(), status, ms }, 'request');
+  };
+  res.on('finish', () => line(res.statusCode));
+  res.on('close', () => {
+    if (!res.writableFinished) line(null);
+  });
+}
+
+/**
  * Request id in and out (`X-Request-Id`), and one `request` line per answered request: info, except
  * a static asset answered below 400, which is debug.
  */
@@ -44,20 +69,7 @@ export function requestLog(log: Logger) {
     res.setHeader('X-Request-Id', id);
     // Read now: a mounted router rewrites req.url while it serves the request.
     const asset = (req.method === 'GET' || req.method === 'HEAD') && STATIC_ASSET.test(req.path);
-    // Request lines are info or debug: nothing to build when even info is off.
-    if (log.isLevelEnabled('info')) {
-      const line = (status: number | null) => {
-        const level = asset && status !== null && status < 400 ? 'debug' : 'info';
-        if (!log.isLevelEnabled(level)) return;
-        const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        log[level]({ ...requestFields(req, res), status, ms }, 'request');
-      };
-      res.on('finish', () => line(res.statusCode));
-      // The client went away before the answer was complete: logged too, without a status.
-      res.on('close', () => {
-        if (!res.writableFinished) line(null);
-      });
-    }
+    logWhenAnswered(log, res, started, () => requestFields(req, res), asset);
     // Every line logged while this request is served (operations included) carries its id.
     withLogContext({ req_id: id }, next);
   };

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { IngestWorker } from '../ingest/kafka/worker.js';
 import type { consumerLagReader } from '../ingest/kafka/lag.js';
 import type { Operation } from '../query-api/api12/operation.js';
@@ -13,6 +13,8 @@ import type { Db } from '../shared/clickhouse/client.js';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/log.js';
 import { ReadyGate } from './ready-gate.js';
+import type { StatsCache } from '../query-api/stats/cache.js';
+import { RepeatAnswers } from '../query-api/stats/repeat-answers.js';
 
 export interface HttpDeps {
   config: Config;
@@ -23,6 +25,7 @@ export interface HttpDeps {
   ingest: AppDeps['ingest'] & {};
   admin: AppDeps['admin'];
   worker: IngestWorker | undefined;
+  statsCache: StatsCache;
   renderer: RenderPool;
   /** The consumer group's lag reader (roles that run the consumer, with Kafka); closed by the service. */
   consumerLag: ReturnType<typeof consumerLagReader> | undefined;
@@ -68,18 +71,20 @@ function listenError(err: NodeJS.ErrnoException, config: Config): Error {
  * The app of every role (docs/operations.md "Endpoints"): the ingest role serves /healthz, /readyz and /metrics
  * only, the others the API and POST /ingest too.
  */
-export function serviceApp(deps: HttpDeps) {
-  const { config, log, db, catalog, operations, ingest, admin, worker, renderer, consumerLag } = deps;
-  return createServiceApp({
-    api:
-      config.ROLE !== 'ingest'
-        ? createApp({ log, operations, ingest, admin, edge: edgeGuards(config, catalog) })
-        : undefined,
+export function serviceApp(deps: HttpDeps): RequestListener {
+  const { config, log, db, catalog, operations, ingest, admin, worker, renderer, consumerLag, statsCache } =
+    deps;
+  const serving = config.ROLE !== 'ingest';
+  const edge = edgeGuards(config, catalog);
+  const repeats = serving ? new RepeatAnswers(statsCache, catalog, edge.limiter, log) : undefined;
+  const app = createServiceApp({
+    api: serving ? createApp({ log, operations, ingest, admin, edge, repeats }) : undefined,
     operations: Object.keys(operations),
-    readiness: { db, consumer: worker, renderer: config.ROLE !== 'ingest' ? renderer : undefined },
+    readiness: { db, consumer: worker, renderer: serving ? renderer : undefined },
     consumerLag,
     log,
   });
+  return repeats ? repeats.listener(app) : app;
 }
 
 /** The URL to reach the listener from this machine (a wildcard address is reached via loopback). */

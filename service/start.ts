@@ -169,6 +169,7 @@ async function bringUp(
       worker,
       renderer,
       consumerLag,
+      statsCache,
     }),
   );
   const url = config.ROLE !== 'ingest' ? httpUrl : undefined;

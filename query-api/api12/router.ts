@@ -4,10 +4,15 @@ import { parseBody, parseQuery } from './intake.js';
 import { invoke } from './invoke.js';
 import { JsonAnswer } from './json-answer.js';
 import type { Operation } from './operation.js';
+import type { RepeatAnswers } from '../stats/repeat-answers.js';
 
-/** `{base}/api/1.2/rest/{user_id}/{api_key}/{operation}.json`, GET or POST (docs/api.md "Addressing"). */
-export function api12Route(operations: Record<string, Operation>) {
+/**
+ * `{base}/api/1.2/rest/{user_id}/{api_key}/{operation}.json`, GET or POST (docs/api.md "Addressing").
+ * `repeats`: told of each answer, so that the same request sent again can be answered in front of Express.
+ */
+export function api12Route(operations: Record<string, Operation>, repeats?: RepeatAnswers) {
   return async (req: Request, res: Response) => {
+    const start = repeats?.begin();
     const segment = String(req.params.operation);
     const name = segment.endsWith('.json') ? segment.slice(0, -5) : '';
     const caller = { userId: String(req.params.userId), apiKey: String(req.params.apiKey) };
@@ -19,8 +24,10 @@ export function api12Route(operations: Record<string, Operation>) {
       return [query, body]; // the body wins over the query string
     };
     const answer = await invoke(operations, name, caller, sources, () => unknownMethod(segment));
-    if (answer instanceof JsonAnswer) sendJsonBytes(res, answer.bytes);
-    else res.json(answer);
+    if (answer instanceof JsonAnswer) {
+      if (start) repeats!.remember(req, name, answer, start);
+      sendJsonBytes(res, answer.bytes);
+    } else res.json(answer);
   };
 }
 

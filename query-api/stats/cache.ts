@@ -48,6 +48,8 @@ export class StatsCache {
   /** Reads in flight, by key: identical concurrent misses at the same version share one read. */
   private readonly inFlight = new Map<string, { version: number; answer: Promise<JsonAnswer> }>();
   private readonly versions = new Map<number, number>();
+  /** Each answer kept, to its key and list: what a request sent again can find it by (repeat-answers.ts). */
+  private readonly origins = new WeakMap<JsonAnswer, { key: string; listId: number }>();
   /** Versions are drawn from one counter; `floor` retires every list's entries at once. */
   private seq = 0;
   private floor = 0;
@@ -88,6 +90,18 @@ export class StatsCache {
     return this.lru.size;
   }
 
+  /** The answer kept under `key` (of list `listId`) if it is at the list's current version; not counted. */
+  current(key: string, listId: number): JsonAnswer | undefined {
+    if (!this.enabled) return undefined;
+    const hit = this.lru.get(key);
+    return hit && hit.version === this.version(listId) ? hit.answer : undefined;
+  }
+
+  /** Where `answer` is kept, if `read` kept it. */
+  origin(answer: JsonAnswer): { key: string; listId: number } | undefined {
+    return this.origins.get(answer);
+  }
+
   /**
    * The answer for `q` in `currency` (the list's, which shapes the answer): cached at the list's
    * current version, else made by `load` (and kept).
@@ -97,10 +111,10 @@ export class StatsCache {
     const key = `${keyOf(q)}|${currency}`;
     // Captured before the read: a bump during the read leaves this (older) version on the result.
     const version = this.version(q.listId);
-    const hit = this.lru.get(key);
-    if (hit && hit.version === version) {
+    const hit = this.current(key, q.listId);
+    if (hit) {
       countStatsCache('hit');
-      return hit.answer as JsonAnswer<T>;
+      return hit as JsonAnswer<T>;
     }
     countStatsCache('miss');
     const shared = this.inFlight.get(key);
@@ -109,7 +123,10 @@ export class StatsCache {
     this.inFlight.set(key, { version, answer });
     try {
       const result = await answer;
-      if (this.version(q.listId) === version) this.lru.set(key, { version, answer: result });
+      if (this.version(q.listId) === version) {
+        this.lru.set(key, { version, answer: result });
+        this.origins.set(result, { key, listId: q.listId });
+      }
       return result;
     } finally {
       if (this.inFlight.get(key)?.answer === answer) this.inFlight.delete(key);

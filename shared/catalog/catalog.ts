@@ -91,6 +91,11 @@ export class Catalog {
     return row?.g ?? '';
   }
 
+  /** Changes whenever what the catalog answers may have changed (the cache is dropped). */
+  get version(): number {
+    return this.epoch;
+  }
+
   stopPolling(): void {
     clearTimeout(this.timer);
   }
