@@ -1,4 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Request } from 'express';
 import { LRUCache } from 'lru-cache';
 import type { Catalog } from '../../shared/catalog/catalog.js';
 import type { Logger } from '../../shared/log.js';
@@ -27,7 +28,7 @@ interface Repeat {
   /** The answer cache's key of the answer, and its list (whose version decides whether it is current). */
   key: string;
   listId: number;
-  /** The user id segment, for the rate limit's bucket. */
+  /** The user id segment (decoded), for the rate limit's bucket. */
   userId: string;
   /** The catalog's version when the request that made this entry began. */
   catalog: number;
@@ -76,17 +77,24 @@ export class RepeatAnswers {
     return { catalog: this.catalog.version, at: this.now() };
   }
 
-  /** After the full path answered `req` (a 200 of automation.stats) with `answer`. */
-  remember(req: IncomingMessage, operation: string, answer: JsonAnswer, start: RequestStart): void {
+  /**
+   * After the full path answered `req` (a 200 of automation.stats) with `answer`. Its target as it came
+   * in (`originalUrl`: a mounted router may rewrite `url`), its user id as the router decoded it (the
+   * rate limit's bucket, as the full path's guard names it).
+   */
+  remember(
+    req: Pick<Request, 'method' | 'headers' | 'originalUrl' | 'params'>,
+    operation: string,
+    answer: JsonAnswer,
+    start: RequestStart,
+  ): void {
     if (operation !== OPERATION || req.method !== 'GET' || hasBody(req)) return;
     const origin = this.cache.origin(answer);
     // A catalog change while the request was handled: it may have been authorised under the old one.
-    if (!origin || this.catalog.version !== start.catalog || req.url === undefined) return;
-    const userId = /^\/api\/1\.2\/rest\/([^/?]+)\//.exec(req.url)?.[1];
-    if (userId === undefined) return;
-    this.entries.set(req.url, {
+    if (!origin || this.catalog.version !== start.catalog) return;
+    this.entries.set(req.originalUrl, {
       ...origin,
-      userId,
+      userId: String(req.params.userId),
       catalog: start.catalog,
       expires: (Math.floor(start.at / QUARTER_HOUR_MS) + 1) * QUARTER_HOUR_MS,
     });
@@ -137,6 +145,6 @@ export class RepeatAnswers {
   }
 }
 
-const hasBody = (req: IncomingMessage) =>
+const hasBody = (req: Pick<IncomingMessage, 'headers'>) =>
   req.headers['transfer-encoding'] !== undefined ||
   (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JsonAnswer } from '../../query-api/api12/json-answer.js';
@@ -29,6 +29,14 @@ interface Rig {
   /** Has the full path answer `target` with the cached answer, as api12Route does. */
   answerOnce: (target?: string) => Promise<void>;
 }
+
+/** The full path's request as `remember` reads it. */
+const request = (target: string) => ({
+  method: 'GET',
+  headers: {},
+  originalUrl: target,
+  params: { userId: decodeURIComponent(/\/rest\/([^/]+)\//.exec(target)![1]!) },
+});
 
 let server: Server | undefined;
 afterEach(() => new Promise<void>((ok) => (server ? server.close(() => ok()) : ok())));
@@ -66,12 +74,7 @@ async function rig(limiter?: RateLimiter): Promise<Rig> {
     const answer = await cache.read(Q, 'RON', async () =>
       JsonAnswer.from([{ date: '2026-03-30', sends: 1 }]),
     );
-    repeats.remember(
-      { method: 'GET', url: target, headers: {} } as IncomingMessage,
-      'automation.stats',
-      answer,
-      start,
-    );
+    repeats.remember(request(target), 'automation.stats', answer, start);
   };
   return { url, cache, catalog, repeats, clock, full: () => full, lines, answerOnce };
 }
@@ -136,12 +139,7 @@ describe('RepeatAnswers', () => {
     const start = r.repeats.begin();
     const answer = await r.cache.read(Q, 'RON', async () => JsonAnswer.from([]));
     r.catalog.version++; // e.g. the key was revoked after the request was authorised
-    r.repeats.remember(
-      { method: 'GET', url: TARGET, headers: {} } as IncomingMessage,
-      'automation.stats',
-      answer,
-      start,
-    );
+    r.repeats.remember(request(TARGET), 'automation.stats', answer, start);
     expect(r.repeats.size).toBe(0);
   });
 
@@ -166,9 +164,20 @@ describe('RepeatAnswers', () => {
     expect(limiter.take('5').ok).toBe(false); // the user id's bucket, as the full path's guard names it
   });
 
+  it('the bucket is the user id as the router decoded it, however the path spelled it', async () => {
+    const limiter = new RateLimiter(1, 100, () => T0);
+    const r = await rig(limiter);
+    const spelled = TARGET.replace('/rest/5/', '/rest/%35/');
+    await r.answerOnce(spelled);
+    for (let i = 0; i < 2; i++) expect((await get(r.url + spelled)).status).toBe(200);
+    expect(r.full()).toBe(0);
+    expect(limiter.take('5').ok).toBe(false);
+    expect(limiter.take('%35').ok).toBe(true);
+  });
+
   it('only answers of automation.stats that the answer cache holds are remembered', async () => {
     const r = await rig();
-    const req = { method: 'GET', url: TARGET, headers: {} } as IncomingMessage;
+    const req = request(TARGET);
     r.repeats.remember(req, 'automation.stats', JsonAnswer.from([]), r.repeats.begin()); // not from the cache
     const cached = await r.cache.read(Q, 'RON', async () => JsonAnswer.from([]));
     r.repeats.remember(req, 'list.all', cached, r.repeats.begin());
