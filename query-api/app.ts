@@ -11,6 +11,7 @@ import {
   unknownMethod,
 } from './api12/errors.js';
 import type { Operation } from './api12/operation.js';
+import { API12_REST_ROUTE } from './api12/address.js';
 import { api12Route } from './api12/router.js';
 import { bodyError, readBody } from './body.js';
 import type { IngestSink } from '../ingest/sink.js';
@@ -42,7 +43,6 @@ export interface AppDeps {
 const API_BODY_LIMIT = '1mb';
 const API_BODY_LIMIT_BYTES = 1024 * 1024;
 const INGEST_BODY_LIMIT = '10mb';
-export const API12_REST_ROUTE = '/api/1.2/rest/:userId/:apiKey/:operation';
 
 /** An unreadable body: 406 on the API (docs/api.md "Errors"), 400 on /ingest (docs/records.md "Ingest over HTTP"). */
 const unreadableParams = (reason: string) => invalidParam('body', reason);

@@ -5,7 +5,7 @@ import type { Catalog } from '../../shared/catalog/catalog.js';
 import type { Logger } from '../../shared/log.js';
 import { countStatsCache, observeRequest } from '../../shared/metrics.js';
 import type { JsonAnswer } from '../api12/json-answer.js';
-import { API12_REST_ROUTE } from '../app.js';
+import { API12_REST_ROUTE } from '../api12/address.js';
 import { bucketKey } from '../edge-guard.js';
 import type { RateLimiter } from '../rate-limit.js';
 import { logWhenAnswered, requestIdOf } from '../request-log.js';
