@@ -442,8 +442,12 @@ export async function renderBench(): Promise<string> {
   type Run = CannonResult & { cpuUs: number };
   const rounds: { render: Run; express: Run; bare: Run; varied: Run; peer: Run }[] = [];
   for (let round = 0; round < ROUNDS; round++) {
+    const r = await load(url, body, DURATION_S);
+    const c = await load(ceilingUrl, body, DURATION_S);
+    const b = await load(bareUrl, body, DURATION_S);
     // BENCH_CPU_PROF_DIR: a CPU profile of this thread (the event loop) while the first round loads the
-    // render route, written as render-main.cpuprofile (the workers' threads are not in it).
+    // render route with params different in every request (issue 20's row), written as
+    // render-main.cpuprofile (the workers' threads are not in it).
     const profDir = round === 0 ? process.env.BENCH_CPU_PROF_DIR : undefined;
     const session = profDir ? new Session() : undefined;
     if (session) {
@@ -451,15 +455,12 @@ export async function renderBench(): Promise<string> {
       await session.post('Profiler.enable');
       await session.post('Profiler.start');
     }
-    const r = await load(url, body, DURATION_S);
+    const v = await load(url, body, DURATION_S, bodiesFile);
     if (session) {
       const { profile } = await session.post('Profiler.stop');
       writeFileSync(`${profDir}/render-main.cpuprofile`, JSON.stringify(profile));
       session.disconnect();
     }
-    const c = await load(ceilingUrl, body, DURATION_S);
-    const b = await load(bareUrl, body, DURATION_S);
-    const v = await load(url, body, DURATION_S, bodiesFile);
     const p = await load(peerUrl, body, DURATION_S, bodiesFile);
     rounds.push({ render: r, express: c, bare: b, varied: v, peer: p });
     console.error(
