@@ -53,7 +53,7 @@ export function eventRow({ record: r, day, gen = 0 }: DatedActivity, ingestedAt:
  * The batch's event_ids already taken within the dedup window. The ids in PREWHERE: left to itself the
  * engine filters on first_seen first (the smaller column), which every recent row passes, and then reads
  * event_id of all of them; a 25k-id batch against a 1M-id ledger of unmerged parts took 94 ms that way and
- * 39 ms this way (BENCHMARKS.md, "POST /ingest throughput").
+ * 39 ms this way (BENCHMARKS.md, "Issue 20 at a glance").
  */
 const SEEN_IN_WINDOW = `
   SELECT event_id FROM event_ids
