@@ -68,9 +68,10 @@ const BATCH_DAYS = `
 
 /**
  * Recompute the precomputed answer rows (daily_scopes) for the (list, gen, day) triples chosen by
- * `where`. The version is the server's clock, so recomputes by different processes order correctly.
+ * `where`; `having` may leave out rows that need no rewrite. The version is the server's clock, so
+ * recomputes by different processes order correctly.
  */
-const recomputeScopes = (where: string) => `
+const recomputeScopes = (where: string, having = 'true') => `
   INSERT INTO daily_scopes (list_id, workflow_id, trigger_id, day, gen, ${STATS_NAMES.join(', ')}, version)
   SELECT list_id, workflow_id, trigger_id, day, gen,
     ${STATS_SELECT},
@@ -80,7 +81,27 @@ const recomputeScopes = (where: string) => `
   GROUP BY GROUPING SETS ((list_id, gen, day), (list_id, gen, day, workflow_id),
     (list_id, gen, day, workflow_id, trigger_id), (list_id, gen, day, trigger_id))
   -- trigger_id 0 means "no trigger" in the data but "any trigger" in daily_scopes: keep only the latter.
-  HAVING NOT (bitAnd(grouping(workflow_id, trigger_id), 1) = 0 AND trigger_id = 0)`;
+  HAVING NOT (bitAnd(grouping(workflow_id, trigger_id), 1) = 0 AND trigger_id = 0) AND (${having})`;
+
+/**
+ * Of a batch's days, only the answer rows whose input sets the batch changed: every all-workflow row of a
+ * touched day, and the rows of the workflows, (workflow, trigger) pairs and triggers its records name.
+ * A row of another workflow of that day reads the same sets as before, so its stored row stays right; with
+ * many lists, each with a record or two per touched day, that is about half the rows (ARCHITECTURE.md,
+ * "Storage"). grouping() is 1 for a column aggregated away: 3 all workflows, 1 one workflow, 0 both, 2 a
+ * trigger alone.
+ */
+const BATCH_SCOPES = `
+  multiIf(
+    grouping(workflow_id, trigger_id) = 3, true,
+    grouping(workflow_id, trigger_id) = 1,
+      (list_id, gen, day, workflow_id) IN (
+        SELECT list_id, gen, day, workflow_id FROM ingest_batches WHERE batch_id = {batch:String}),
+    grouping(workflow_id, trigger_id) = 0,
+      (list_id, gen, day, workflow_id, trigger_id) IN (
+        SELECT list_id, gen, day, workflow_id, trigger_id FROM ingest_batches WHERE batch_id = {batch:String}),
+    (list_id, gen, day, trigger_id) IN (
+      SELECT list_id, gen, day, trigger_id FROM ingest_batches WHERE batch_id = {batch:String}))`;
 
 /** Per list of a batch: the lowest generation its stored rows carry (read back after the insert). */
 const STORED_GENS = `
@@ -194,8 +215,16 @@ export class EventStore {
     const all = [...unique.values()];
     const storingIds = this.db.insert(
       'ingest_batches',
-      ['batch_id', 'event_id', 'list_id', 'day', 'gen'],
-      all.map((a) => [batchId, a.record.event_id, a.record.list_id, a.day, a.gen ?? 0]),
+      ['batch_id', 'event_id', 'list_id', 'day', 'gen', 'workflow_id', 'trigger_id'],
+      all.map((a) => [
+        batchId,
+        a.record.event_id,
+        a.record.list_id,
+        a.day,
+        a.gen ?? 0,
+        a.record.workflow_id,
+        a.record.trigger_id ?? 0,
+      ]),
     );
     storingIds.catch(() => undefined); // awaited below; only marked handled for the encoding in between
     // While the engine stores the ids (off this thread), encode every row for `events`: usually none of
@@ -239,7 +268,7 @@ export class EventStore {
       );
     }
     // Also when nothing was fresh: a retry after a crash between the ledger and this step heals here.
-    await this.db.command(recomputeScopes(BATCH_DAYS), { batch: batchId });
+    await this.db.command(recomputeScopes(BATCH_DAYS, BATCH_SCOPES), { batch: batchId });
     return { written: fresh.length, duplicates: batch.length - fresh.length };
   }
 
