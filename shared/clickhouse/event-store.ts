@@ -66,42 +66,51 @@ const BATCH_DAYS = `
           AND (SELECT max(day) FROM ingest_batches WHERE batch_id = {batch:String})
   AND (list_id, gen, day) IN (SELECT DISTINCT list_id, gen, day FROM ingest_batches WHERE batch_id = {batch:String})`;
 
-/**
- * Recompute the precomputed answer rows (daily_scopes) for the (list, gen, day) triples chosen by
- * `where`; `having` may leave out rows that need no rewrite. The version is the server's clock, so
- * recomputes by different processes order correctly.
- */
-const recomputeScopes = (where: string, having = 'true') => `
-  INSERT INTO daily_scopes (list_id, workflow_id, trigger_id, day, gen, ${STATS_NAMES.join(', ')}, version)
-  SELECT list_id, workflow_id, trigger_id, day, gen,
-    ${STATS_SELECT},
-    toUnixTimestamp64Micro(now64(6))
+const SCOPE_COLUMNS = `list_id, workflow_id, trigger_id, day, gen, ${STATS_NAMES.join(', ')}, version`;
+/** The version is the server's clock, so recomputes by different processes order correctly. */
+const VERSION = 'toUnixTimestamp64Micro(now64(6))';
+/** trigger_id 0 means "no trigger" in the data but "any trigger" in daily_scopes: keep only the latter. */
+const NOT_NO_TRIGGER = 'NOT (bitAnd(grouping(workflow_id, trigger_id), 1) = 0 AND trigger_id = 0)';
+
+/** Recompute every precomputed answer row (daily_scopes) of the (list, gen, day) triples chosen by `where`. */
+const recomputeScopes = (where: string) => `
+  INSERT INTO daily_scopes (${SCOPE_COLUMNS})
+  SELECT list_id, workflow_id, trigger_id, day, gen, ${STATS_SELECT}, ${VERSION}
   FROM daily_sets
   WHERE ${where}
   GROUP BY GROUPING SETS ((list_id, gen, day), (list_id, gen, day, workflow_id),
     (list_id, gen, day, workflow_id, trigger_id), (list_id, gen, day, trigger_id))
-  -- trigger_id 0 means "no trigger" in the data but "any trigger" in daily_scopes: keep only the latter.
-  HAVING NOT (bitAnd(grouping(workflow_id, trigger_id), 1) = 0 AND trigger_id = 0) AND (${having})`;
+  HAVING ${NOT_NO_TRIGGER}`;
+
+/** The batch's (list, gen, day, …) tuples of `columns`. */
+const inBatch = (columns: string) =>
+  `(list_id, gen, day, ${columns}) IN (SELECT list_id, gen, day, ${columns} FROM ingest_batches WHERE batch_id = {batch:String})`;
 
 /**
- * Of a batch's days, only the answer rows whose input sets the batch changed: every all-workflow row of a
- * touched day, and the rows of the workflows, (workflow, trigger) pairs and triggers its records name.
- * A row of another workflow of that day reads the same sets as before, so its stored row stays right; with
- * many lists, each with a record or two per touched day, that is about half the rows (ARCHITECTURE.md,
- * "Storage"). grouping() is 1 for a column aggregated away: 3 all workflows, 1 one workflow, 0 both, 2 a
- * trigger alone.
+ * A batch's recompute: of its days, only the answer rows whose input sets the batch changed — every
+ * all-workflow row of a touched day, and the rows of the workflows, (workflow, trigger) pairs and triggers
+ * its records name. Another workflow's row of that day reads the same sets as before, so its stored row
+ * stays right; with many lists, each with a record or two per touched day, that is about half the rows
+ * (ARCHITECTURE.md, "Storage"). Each part aggregates only the rows its shapes read (columns by position:
+ * 0 is "all workflows" / "any trigger").
  */
-const BATCH_SCOPES = `
-  multiIf(
-    grouping(workflow_id, trigger_id) = 3, true,
-    grouping(workflow_id, trigger_id) = 1,
-      (list_id, gen, day, workflow_id) IN (
-        SELECT list_id, gen, day, workflow_id FROM ingest_batches WHERE batch_id = {batch:String}),
-    grouping(workflow_id, trigger_id) = 0,
-      (list_id, gen, day, workflow_id, trigger_id) IN (
-        SELECT list_id, gen, day, workflow_id, trigger_id FROM ingest_batches WHERE batch_id = {batch:String}),
-    (list_id, gen, day, trigger_id) IN (
-      SELECT list_id, gen, day, trigger_id FROM ingest_batches WHERE batch_id = {batch:String}))`;
+const RECOMPUTE_BATCH = `
+  INSERT INTO daily_scopes (${SCOPE_COLUMNS})
+  SELECT list_id, 0, 0, day, gen, ${STATS_SELECT}, ${VERSION}
+  FROM daily_sets
+  WHERE ${BATCH_DAYS}
+  GROUP BY list_id, gen, day
+  UNION ALL
+  SELECT list_id, workflow_id, trigger_id, day, gen, ${STATS_SELECT}, ${VERSION}
+  FROM daily_sets
+  WHERE ${BATCH_DAYS} AND ${inBatch('workflow_id')}
+  GROUP BY GROUPING SETS ((list_id, gen, day, workflow_id), (list_id, gen, day, workflow_id, trigger_id))
+  HAVING ${NOT_NO_TRIGGER} AND (bitAnd(grouping(workflow_id, trigger_id), 1) = 1 OR ${inBatch('workflow_id, trigger_id')})
+  UNION ALL
+  SELECT list_id, 0, trigger_id, day, gen, ${STATS_SELECT}, ${VERSION}
+  FROM daily_sets
+  WHERE ${BATCH_DAYS} AND trigger_id != 0 AND ${inBatch('trigger_id')}
+  GROUP BY list_id, gen, day, trigger_id`;
 
 /** Per list of a batch: the lowest generation its stored rows carry (read back after the insert). */
 const STORED_GENS = `
@@ -268,7 +277,7 @@ export class EventStore {
       );
     }
     // Also when nothing was fresh: a retry after a crash between the ledger and this step heals here.
-    await this.db.command(recomputeScopes(BATCH_DAYS, BATCH_SCOPES), { batch: batchId });
+    await this.db.command(RECOMPUTE_BATCH, { batch: batchId });
     return { written: fresh.length, duplicates: batch.length - fresh.length };
   }
 
