@@ -193,7 +193,7 @@ export const MIGRATIONS: Migration[] = [
     name: 'batch scopes',
     statements: [
       // The (workflow, trigger) of each record of a batch: its day recompute writes only the answer rows
-      // whose sets the batch changed (ARCHITECTURE.md, "Day recompute"). Rows written before carry 0 and
+      // whose sets the batch changed (ARCHITECTURE.md, "Storage"). Rows written before carry 0 and
       // live an hour (the table's TTL): a batch is written and recomputed by one build.
       `ALTER TABLE ingest_batches ADD COLUMN IF NOT EXISTS workflow_id UInt64,
         ADD COLUMN IF NOT EXISTS trigger_id UInt64`,
