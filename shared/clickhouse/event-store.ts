@@ -60,12 +60,6 @@ const SEEN_IN_WINDOW = `
   PREWHERE event_id IN (SELECT event_id FROM ingest_batches WHERE batch_id = {batch:String})
   WHERE first_seen >= now64(3) - toIntervalDay({window:UInt32})`;
 
-/** The (list, gen, day) triples of a batch; the day bounds let partition pruning and the day index work. */
-const BATCH_DAYS = `
-  day BETWEEN (SELECT min(day) FROM ingest_batches WHERE batch_id = {batch:String})
-          AND (SELECT max(day) FROM ingest_batches WHERE batch_id = {batch:String})
-  AND (list_id, gen, day) IN (SELECT DISTINCT list_id, gen, day FROM ingest_batches WHERE batch_id = {batch:String})`;
-
 const SCOPE_COLUMNS = `list_id, workflow_id, trigger_id, day, gen, ${STATS_NAMES.join(', ')}, version`;
 /** The version is the server's clock, so recomputes by different processes order correctly. */
 const VERSION = 'toUnixTimestamp64Micro(now64(6))';
@@ -82,9 +76,15 @@ const recomputeScopes = (where: string) => `
     (list_id, gen, day, workflow_id, trigger_id), (list_id, gen, day, trigger_id))
   HAVING ${NOT_NO_TRIGGER}`;
 
-/** The batch's (list, gen, day, …) tuples of `columns`. */
-const inBatch = (columns: string) =>
-  `(list_id, gen, day, ${columns}) IN (SELECT list_id, gen, day, ${columns} FROM ingest_batches WHERE batch_id = {batch:String})`;
+/**
+ * The rows whose (list, gen, day, …columns) is one of the batch's. Only the tuple set: the engine prunes
+ * partitions and the key by it (EXPLAIN: "toYYYYMM(day) in set", "(list_id, day) in set"); day bounds
+ * beside it made the recompute slower, not faster (BENCHMARKS.md, "Issue 20 at a glance").
+ */
+const inBatch = (...columns: string[]) => {
+  const tuple = ['list_id', 'gen', 'day', ...columns].join(', ');
+  return `(${tuple}) IN (SELECT ${tuple} FROM ingest_batches WHERE batch_id = {batch:String})`;
+};
 
 /**
  * A batch's recompute: of its days, only the answer rows whose input sets the batch changed — every
@@ -98,18 +98,18 @@ const RECOMPUTE_BATCH = `
   INSERT INTO daily_scopes (${SCOPE_COLUMNS})
   SELECT list_id, 0, 0, day, gen, ${STATS_SELECT}, ${VERSION}
   FROM daily_sets
-  WHERE ${BATCH_DAYS}
+  WHERE ${inBatch()}
   GROUP BY list_id, gen, day
   UNION ALL
   SELECT list_id, workflow_id, trigger_id, day, gen, ${STATS_SELECT}, ${VERSION}
   FROM daily_sets
-  WHERE ${BATCH_DAYS} AND ${inBatch('workflow_id')}
+  WHERE ${inBatch('workflow_id')}
   GROUP BY GROUPING SETS ((list_id, gen, day, workflow_id), (list_id, gen, day, workflow_id, trigger_id))
-  HAVING ${NOT_NO_TRIGGER} AND (bitAnd(grouping(workflow_id, trigger_id), 1) = 1 OR ${inBatch('workflow_id, trigger_id')})
+  HAVING ${NOT_NO_TRIGGER} AND (bitAnd(grouping(workflow_id, trigger_id), 1) = 1 OR ${inBatch('workflow_id', 'trigger_id')})
   UNION ALL
   SELECT list_id, 0, trigger_id, day, gen, ${STATS_SELECT}, ${VERSION}
   FROM daily_sets
-  WHERE ${BATCH_DAYS} AND trigger_id != 0 AND ${inBatch('trigger_id')}
+  WHERE trigger_id != 0 AND ${inBatch('trigger_id')}
   GROUP BY list_id, gen, day, trigger_id`;
 
 /** Per list of a batch: the lowest generation its stored rows carry (read back after the insert). */
