@@ -49,7 +49,7 @@ export class Catalog {
   private cache = new Map<string, Promise<unknown>>();
   /** Bumped on every invalidation, so a lookup that raced a write is not kept. */
   private epoch = 0;
-  /** The catalog table's fingerprint at the last poll (count, sum and max of arrival). */
+  /** The catalog table's fingerprint at the last poll (see `fingerprint`). */
   private generation = '';
   /** Every user at its latest version, by id; reloaded after the catalog changes (see `user`). */
   private users: Promise<Map<number, UserRecord>> | undefined;
@@ -64,11 +64,8 @@ export class Catalog {
   startPolling(intervalMs: number): void {
     const poll = async () => {
       try {
-        // A fingerprint of the table that any new row changes, whatever its arrival: each writer stamps
-        // arrival from its own clock, so max(arrival) alone missed a row stamped below the newest one (a
-        // writer whose clock is behind another's), e.g. a key revocation. count() changes with every
-        // insert; sum(arrival) (wrapping UInt64, compared as text) also when a background merge drops a
-        // replayed duplicate row while another row comes in. A merge alone only causes a spare refresh.
+        // A fingerprint of the table that any write changes, whatever the writer's clock stamped on its
+        // rows (a revocation stamped below the newest arrival must be seen): see `fingerprint`.
         // On a read connection where there is one: the poll never waits between a write's statements.
         const g = await this.fingerprint();
         if (g !== this.generation) {
@@ -84,9 +81,20 @@ export class Catalog {
     void poll();
   }
 
+  /**
+   * From the engine's list of the catalog table's parts, not its rows, so a poll costs the same at 10
+   * lists as at 10,000 (it read the whole arrival column four times a second; BENCHMARKS.md, "Issue 20
+   * at a glance"). Every insert takes a new block number, and a merge keeps the range of the parts it
+   * merges, so the highest block number moves with inserts only; a delete is a mutation, whose number
+   * every part it rewrote carries as its data version (a part never mutated has its first block's number
+   * there) and keeps through merges. The table's UUID tells apart a table created again.
+   */
   private async fingerprint(): Promise<string> {
     const [row] = await this.db.read<{ g: string }>(
-      "SELECT concat(toString(count()), ':', toString(sum(arrival)), ':', toString(max(arrival))) AS g FROM catalog",
+      `SELECT concat(toString(max(max_block_number)), ':',
+         toString(max(if(data_version > min_block_number, data_version, 0))), ':',
+         toString((SELECT uuid FROM system.tables WHERE database = currentDatabase() AND name = 'catalog'))) AS g
+       FROM system.parts WHERE database = currentDatabase() AND table = 'catalog' AND active`,
     );
     return row?.g ?? '';
   }

@@ -45,4 +45,22 @@ describe('catalog change detection with writers whose clocks disagree', () => {
       interval: 100,
     });
   });
+
+  it('a delete of another process, which adds no row, reaches the API', async () => {
+    // The poll's fingerprint comes from the table's parts (shared/catalog/catalog.ts): an insert moves
+    // its newest block number, a delete only its mutation number.
+    const grant = { type: 'list_access', user_id: USER, list_id: LIST, granted: true };
+    await svc.db.insert('catalog', COLUMNS, [
+      ['list_access', `${USER}:${LIST}`, LIST, 1, '1', JSON.stringify(grant)],
+    ]);
+    await vi.waitFor(async () => expect((await listAll()).body).toHaveLength(1), {
+      timeout: 5_000,
+      interval: 100,
+    });
+    await svc.db.command(`DELETE FROM catalog WHERE kind = 'list_access'`);
+    await vi.waitFor(async () => expect((await listAll()).body).toEqual([]), {
+      timeout: 5_000,
+      interval: 100,
+    });
+  });
 });
