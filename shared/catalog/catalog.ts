@@ -54,6 +54,8 @@ export class Catalog {
   /** Every user at its latest version, by id; reloaded after the catalog changes (see `user`). */
   private users: Promise<Map<number, UserRecord>> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Set by stopPolling: a poll in flight then schedules no next one. */
+  private polling = false;
 
   constructor(
     private readonly db: Db,
@@ -62,6 +64,7 @@ export class Catalog {
   ) {}
 
   startPolling(intervalMs: number): void {
+    this.polling = true;
     const poll = async () => {
       try {
         // A fingerprint of the table that any write changes, whatever the writer's clock stamped on its
@@ -73,8 +76,10 @@ export class Catalog {
           this.invalidate();
         }
       } catch (err) {
-        this.log.warn({ err }, 'catalog poll failed');
+        // One in flight when the service stopped fails on the closing connection: not worth a warning.
+        if (this.polling) this.log.warn({ err }, 'catalog poll failed');
       }
+      if (!this.polling) return;
       this.timer = setTimeout(poll, intervalMs);
       this.timer.unref();
     };
@@ -105,6 +110,7 @@ export class Catalog {
   }
 
   stopPolling(): void {
+    this.polling = false;
     clearTimeout(this.timer);
   }
 
