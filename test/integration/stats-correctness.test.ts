@@ -196,9 +196,11 @@ describe('automation.stats against an independent model', () => {
           expect(await stats(c.listId, `&workflow_ids=${ids}${trigger}`), c.name).toEqual(expected);
         }
       }
-      expect(
-        reads.filter((s) => !/ FROM catalog\b/.test(s)).map((s) => s.replace(/\s+/g, ' ').slice(0, 200)),
-      ).toEqual([]);
+      // Catalog reads (and its change poll, which reads the catalog table's parts) are not stats reads.
+      const catalog = / FROM catalog\b|table = 'catalog'/;
+      expect(reads.filter((s) => !catalog.test(s)).map((s) => s.replace(/\s+/g, ' ').slice(0, 200))).toEqual(
+        [],
+      );
     } finally {
       svc.db.faultInjector = undefined;
       svc.statsCache.enabled = true;
