@@ -91,6 +91,17 @@ type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[
 export const MIN_SERVER_VERSION = { major: 24, minor: 8 } as const;
 
 /**
+ * Settings of every statement of the process. `optimize_on_insert = 0`: the engine's pass over each inserted
+ * block of a Replacing or Aggregating table, which collapses rows of the same key as a merge would, is
+ * skipped. No reader relies on it (daily_scopes is read with FINAL; daily_sets, the catalog and
+ * kafka_progress through GROUP BY or argMax), since parts are merged later anyway, and the blocks we insert
+ * have no two rows of one key (the day recompute writes each answer row once; the daily_sets view groups
+ * by its key). A 75k-record batch over 10,000 lists has its recompute insert 255k rows in 290-345 ms
+ * instead of 475-540 ms (BENCHMARKS.md, "Issue 20 at a glance").
+ */
+export const STORE_SETTINGS = { optimize_on_insert: 0 } as const satisfies ClickHouseSettings;
+
+/**
  * On a cluster every statement is consistent across replicas: an insert is acknowledged once a
  * majority of replicas has it, and a read is served only by a replica that has every
  * quorum-acknowledged insert (it fails rather than answer from behind). Sequential consistency needs
@@ -271,6 +282,12 @@ async function openEmbedded(config: Config): Promise<Db> {
   // chDB ignores the client's `database` option; USE holds for the rest of the session.
   await db.command(`CREATE DATABASE IF NOT EXISTS ${database}`);
   await db.command(`USE ${database}`);
+  // Like USE, a SET holds for the rest of the writer's session (its read connections insert nothing).
+  await db.command(
+    `SET ${Object.entries(STORE_SETTINGS)
+      .map(([name, value]) => `${name} = ${value}`)
+      .join(', ')}`,
+  );
   // Sessions of the same engine at the same path: they see every write of the writer's at once.
   const readers = Array.from({ length: config.STATS_READ_CONNECTIONS }, () =>
     createClient({ connection: connect() as unknown as ClientConnection }),
@@ -306,7 +323,7 @@ async function openServer(config: Config, url: string, log: Logger): Promise<Db>
     ...credentials,
     database,
     request_timeout: 30_000,
-    clickhouse_settings: cluster ? CLUSTER_SETTINGS : {},
+    clickhouse_settings: { ...STORE_SETTINGS, ...(cluster ? CLUSTER_SETTINGS : {}) },
   });
   return new Db(client, 'server', undefined, cluster);
 }

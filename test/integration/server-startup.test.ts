@@ -96,9 +96,25 @@ describe('CLICKHOUSE_CLUSTER: reads and chained writes see their own writes acro
         expect(params.get('insert_quorum')).toBe(on ? 'auto' : null);
         expect(params.get('insert_quorum_parallel')).toBe(on ? '0' : null);
         expect(params.get('select_sequential_consistency')).toBe(on ? '1' : null);
+        // STORE_SETTINGS (shared/clickhouse/client.ts), with a cluster or without
+        expect(params.get('optimize_on_insert')).toBe('0');
       }
     },
   );
+});
+
+describe('the embedded writer session', () => {
+  it('skips the collapse of inserted blocks (STORE_SETTINGS), as the server client does', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailstats-store-settings-'));
+    const db = await openDb(loadConfig({ DATA_DIR: dir }), capturingLog().log);
+    try {
+      const [row] = await db.query<{ v: number }>("SELECT toUInt8(getSetting('optimize_on_insert')) AS v");
+      expect(row!.v).toBe(0);
+    } finally {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('start-up waits for ClickHouse with backoff', () => {
