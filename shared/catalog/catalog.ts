@@ -41,6 +41,21 @@ function nextArrival(): number {
 }
 
 /**
+ * The change poll's fingerprint of the catalog table (`Catalog.startPolling`), from the engine's list of
+ * the table's parts, not its rows, so a poll costs the same at 10 lists as at 10,000 (it read the whole
+ * arrival column four times a second; BENCHMARKS.md, "Issue 20 at a glance"). Every insert takes a new
+ * block number, and a merge keeps the range of the parts it merges, so the highest block number moves with
+ * inserts only; a delete is a mutation, whose number every part it rewrote carries as its data version (a
+ * part never mutated has its first block's number there) and keeps through merges. The table's UUID tells
+ * apart a table created again.
+ */
+export const CATALOG_FINGERPRINT = `
+  SELECT concat(toString(max(max_block_number)), ':',
+    toString(max(if(data_version > min_block_number, data_version, 0))), ':',
+    toString((SELECT uuid FROM system.tables WHERE database = currentDatabase() AND name = 'catalog'))) AS g
+  FROM system.parts WHERE database = currentDatabase() AND table = 'catalog' AND active`;
+
+/**
  * Catalog entities (lists, users, grants, accounts, templates, workflows): upserts where the highest
  * (version, arrival) wins. Reads are cached; the cache is dropped whenever the catalog changes —
  * at once for writes made by this process, within CATALOG_POLL_MS for another process's writes.
@@ -86,21 +101,9 @@ export class Catalog {
     void poll();
   }
 
-  /**
-   * From the engine's list of the catalog table's parts, not its rows, so a poll costs the same at 10
-   * lists as at 10,000 (it read the whole arrival column four times a second; BENCHMARKS.md, "Issue 20
-   * at a glance"). Every insert takes a new block number, and a merge keeps the range of the parts it
-   * merges, so the highest block number moves with inserts only; a delete is a mutation, whose number
-   * every part it rewrote carries as its data version (a part never mutated has its first block's number
-   * there) and keeps through merges. The table's UUID tells apart a table created again.
-   */
+  /** The table's fingerprint now: see CATALOG_FINGERPRINT. */
   private async fingerprint(): Promise<string> {
-    const [row] = await this.db.read<{ g: string }>(
-      `SELECT concat(toString(max(max_block_number)), ':',
-         toString(max(if(data_version > min_block_number, data_version, 0))), ':',
-         toString((SELECT uuid FROM system.tables WHERE database = currentDatabase() AND name = 'catalog'))) AS g
-       FROM system.parts WHERE database = currentDatabase() AND table = 'catalog' AND active`,
-    );
+    const [row] = await this.db.read<{ g: string }>(CATALOG_FINGERPRINT);
     return row?.g ?? '';
   }
 

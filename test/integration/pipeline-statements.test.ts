@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRecord, type MailstatsRecord } from '../../shared/records/index.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { isCatalogPoll } from '../support/statements.js';
 
 /**
  * The engine runs one statement at a time, so each statement of a write is paid by every batch
@@ -41,10 +42,7 @@ describe('statements of an embedded write', () => {
   /** The write's statements, by kind (the catalog's change poll runs beside writes on its own timer). */
   const kinds = () =>
     statements
-      // the catalog's change poll (its fingerprint, shared/catalog/catalog.ts)
-      .filter(
-        (s) => !s.includes("FROM system.parts WHERE database = currentDatabase() AND table = 'catalog'"),
-      )
+      .filter((s) => !isCatalogPoll(s))
       .map((s) => KINDS.find(([prefix]) => s.startsWith(prefix))?.[1] ?? s);
 
   it('a second batch of a dated list: ids, dedup look-up, events, ledger, recompute — nothing else', async () => {
