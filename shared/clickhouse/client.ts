@@ -11,6 +11,7 @@ import type { Config } from '../config.js';
 import { clickhouseFailed } from '../metrics.js';
 import type { Logger } from '../log.js';
 import { PermanentError, waitFor } from '../retry.js';
+import { dataDirHolder, dataDirInUseMessage } from './data-dir-holder.js';
 
 export type Params = Record<string, unknown>;
 
@@ -275,6 +276,9 @@ async function openEmbedded(config: Config): Promise<Db> {
   const path = resolve(config.DATA_DIR);
   // The whole store is in here: only this user may enter what we create (docs/operations.md "Start-up").
   mkdirSync(path, { recursive: true, mode: 0o700 });
+  // Asked before the engine, whose refusal is a raw exception on stderr.
+  const holder = dataDirHolder(path);
+  if (holder) throw new PermanentError(dataDirInUseMessage(path, holder));
   const { chdb, session, connect } = await openChdb(path, config.BACKUP_ROOT);
   // chdb ships its own copy of the client-common types; the runtime interface is the same.
   const client = createClient({ connection: chdb as unknown as ClientConnection });
