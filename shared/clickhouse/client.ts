@@ -98,7 +98,7 @@ export const MIN_SERVER_VERSION = { major: 24, minor: 8 } as const;
  * kafka_progress through GROUP BY or argMax), since parts are merged later anyway, and the blocks we insert
  * have no two rows of one key (the day recompute writes each answer row once; the daily_sets view groups
  * by its key). A 75k-record batch over 10,000 lists has its recompute insert 255k rows in 290-345 ms
- * instead of 475-540 ms (BENCHMARKS.md, "Issue 20 at a glance").
+ * instead of 475-540 ms (BENCHMARKS.md's history).
  */
 export const STORE_SETTINGS = { optimize_on_insert: 0 } as const satisfies ClickHouseSettings;
 
