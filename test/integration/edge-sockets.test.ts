@@ -154,3 +154,48 @@ describe('one peer address cannot take every connection (issue 32, point 2)', ()
     });
   });
 });
+
+/** Sends a head announcing a large body that never comes; what the server answered, and whether it closed. */
+function headWithoutBody(base: string, head: string): Promise<{ answer: string; closed: boolean }> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    opened.push(socket);
+    const chunks: Buffer[] = [];
+    const done = (closed: boolean) => {
+      resolve({ answer: Buffer.concat(chunks).toString('latin1'), closed });
+      socket.destroy();
+    };
+    // Well inside the head and request deadlines of the service below (60 s): only a close by the
+    // service itself ends the wait.
+    socket.setTimeout(8_000, () => done(false));
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', () => undefined);
+    socket.on('close', () => done(true));
+    socket.write(head);
+  });
+}
+
+describe('a 401 closes the connection instead of draining the body (issue 32, point 6)', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService({ HTTP_HEADERS_TIMEOUT_MS: '60000', HTTP_REQUEST_TIMEOUT_MS: '60000' });
+  });
+  afterAll(() => svc?.stop());
+
+  for (const [what, path] of [
+    ['POST /ingest', '/ingest'],
+    ['an admin endpoint', '/admin/import'],
+  ] as const)
+    it(`${what} with a wrong token and 1 MB announced: 401 with Connection: close, then closed`, async () => {
+      const { answer, closed } = await headWithoutBody(
+        svc.url!,
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong-token-0123456789abcdef\r\n` +
+          'Content-Type: application/x-ndjson\r\nContent-Length: 1000000\r\n\r\n',
+      );
+      expect(answer.split('\r\n')[0], answer).toBe('HTTP/1.1 401 Unauthorized');
+      expect(answer).toMatch(/\r\nConnection: close\r\n/i);
+      // Before the fix the service read on, waiting for the body until its request deadline.
+      expect(closed, 'the service kept the connection open').toBe(true);
+    });
+});
