@@ -163,8 +163,8 @@ const envSchema = z.object({
   /** Records per ClickHouse write when a body or Kafka batch is larger. */
   INGEST_BATCH_SIZE: int(100_000, 1, 1_000_000),
   /**
-   * API calls per second per user_id (docs/api.md, rate limits), burst twice that; 0: off. Calls with an
-   * unknown user or a wrong key count against the bucket of the user_id they name.
+   * API calls per second per user (docs/api.md, rate limits), burst twice that; 0: off. Calls with an
+   * unknown user or a wrong key count against a bucket of their own per user id and peer address.
    */
   RATE_LIMIT_PER_KEY: int(0, 0, 1_000_000),
   /** How long a client may take to send a request's head (ms), then 408 and the connection is closed. */
