@@ -324,11 +324,11 @@ export async function ingestBench(count = 5, spawnedRecords = SPAWNED_RECORDS): 
   ];
 
   return [
-    `Issue 12: ingest throughput, ${count} NDJSON bodies of ${BODY_RECORDS.toLocaleString('en-US')} records (${mib} MiB) each, sequential, embedded ClickHouse, the service in the bench's process. Records/s. (100k records of this shape exceed the 10 MiB body limit.)`,
+    `POST /ingest in the bench's process: ${count} NDJSON bodies of ${BODY_RECORDS.toLocaleString('en-US')} records (${mib} MiB) each, sequential, embedded ClickHouse, the service in the bench's process. Records/s. (100k records of this shape exceed the 10 MiB body limit.)`,
     '',
     table(['path', 'records/s', 'target', 'verdict'], rows),
     '',
-    `Issue 20: POST /ingest from outside, ${spawnedRecords.toLocaleString('en-US')} records as sequential NDJSON bodies of ${SPAWNED_BODY_RECORDS.toLocaleString('en-US')} lines (${mib20} MiB), one client in the bench's process, the service as its own process on a fresh DATA_DIR; records/s from the first send to the last answer. Its limits measured alone in the same run, in the bench's process. Records/s.`,
+    `POST /ingest from outside: ${spawnedRecords.toLocaleString('en-US')} records as sequential NDJSON bodies of ${SPAWNED_BODY_RECORDS.toLocaleString('en-US')} lines (${mib20} MiB), one client in the bench's process, the service as its own process on a fresh DATA_DIR; records/s from the first send to the last answer. Its limits measured alone in the same run, in the bench's process. Records/s.`,
     '',
     table(['path', 'records/s', 'target', 'verdict'], rows20),
   ].join('\n');

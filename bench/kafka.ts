@@ -172,7 +172,7 @@ export async function kafkaBench(
   // The 40% row's own limit: what the engine alone writes of the same rows, against the same ceiling.
   const insertOfConsume = rawInsert / rawConsumeSteady;
   return [
-    `${total.toLocaleString('en-US')} records on a ${PARTITIONS}-partition topic (local KRaft broker, one worker process, embedded ClickHouse). Records/s from the first record stored (or consumed) to the last — the streaming rate; the "from start" column adds process start, group join and first fetch. End to end is counted through the worker's own stats API (polled every 0.25 s). Ceilings and peers ran in this same run, one after the other on the same broker and topic; the targets (issue 20) are shares of them.`,
+    `${total.toLocaleString('en-US')} records on a ${PARTITIONS}-partition topic (local KRaft broker, one worker process, embedded ClickHouse). Records/s from the first record stored (or consumed) to the last — the streaming rate; the "from start" column adds process start, group join and first fetch. End to end is counted through the worker's own stats API (polled every 0.25 s). Ceilings and peers ran in this same run, one after the other on the same broker and topic; the targets are shares of them.`,
     '',
     table(
       ['path', 'records/s', 'from start', 'target', 'verdict'],

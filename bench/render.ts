@@ -640,17 +640,17 @@ export async function renderBench(): Promise<string> {
       ['target', 'measured', 'verdict'],
       [
         [
-          'issue 20: render with params different in every request ≥ 100% of the in-line Express peer',
+          'render with params different in every request ≥ 100% of the in-line Express peer',
           `${(sharePeer * 100).toFixed(0)}% (${rate(varied.requests.average)} against ${rate(peer.requests.average)} requests/s)`,
           met(sharePeer >= 1),
         ],
         [
-          'issue 12: render ≥ 50% of the bare node:http route',
+          'render ≥ 50% of the bare node:http route',
           `${(shareBare * 100).toFixed(0)}%`,
           met(shareBare >= 0.5),
         ],
         [
-          'issue 12: p99 ≤ 20 ms at 50% of capacity',
+          'p99 ≤ 20 ms at 50% of capacity',
           `${ms(half.p99)} ms at ${rate(half.rate)} requests/s`,
           met(half.p99 <= 20),
         ],

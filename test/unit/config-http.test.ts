@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig, maxConnectionsPerAddress } from '../../shared/config.js';
 
-describe('HTTP edge settings (issue 19)', () => {
+describe('HTTP edge settings', () => {
   it('defaults: rate limit off, 15 s for a head, 30 s for a request, 1000 connections, 64 MiB of bodies', () => {
     const c = loadConfig({});
     expect([

