@@ -241,7 +241,7 @@ describe('rate limits per user_id', () => {
     expect(unknown.filter((r) => r.status === 429).length).toBeGreaterThan(0);
   });
 
-  it('one bucket per user, whatever the spelling of its id: 028, 0028, %3028 are user 28 (issue 32, point 3)', async () => {
+  it('one bucket per user, whatever the spelling of its id: 028, 0028, %3028 are user 28', async () => {
     const U = 28;
     await svc.ingest(tenant({ userId: U, apiKey: 'rate-key-28', lists: [{ list_id: 2800 }] }));
     // 12 spellings, each its own bucket before: 12 x the burst. 3 x the burst over all of them, pipelined
@@ -275,7 +275,7 @@ describe('rate limits per user_id', () => {
     );
   });
 
-  it('wrong keys from one address do not spend the budget of the right key at another (issue 32, point 4)', async () => {
+  it('wrong keys from one address do not spend the budget of the right key at another', async () => {
     const U = 29;
     await svc.ingest(tenant({ userId: U, apiKey: 'rate-key-29', lists: [{ list_id: 2900 }] }));
     const target = (key: string) => get(`${stats(U, key)}?list_id=2900`);

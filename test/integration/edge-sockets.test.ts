@@ -68,7 +68,7 @@ function drain(socket: Socket): Promise<string> {
   });
 }
 
-describe('answers the parser gave are not kept open by clients that never read (issue 32, point 2)', () => {
+describe('answers the parser gave are not kept open by clients that never read', () => {
   let svc: TestService;
   beforeAll(async () => {
     svc = await startTestService({
@@ -121,7 +121,7 @@ describe('answers the parser gave are not kept open by clients that never read (
   });
 });
 
-describe('one peer address cannot take every connection (issue 32, point 2)', () => {
+describe('one peer address cannot take every connection', () => {
   let svc: TestService;
   beforeAll(async () => {
     // HTTP_MAX_CONNECTIONS_PER_ADDRESS unset: a quarter of HTTP_MAX_CONNECTIONS (75 here). The head's
@@ -176,7 +176,7 @@ function headWithoutBody(base: string, head: string): Promise<{ answer: string; 
   });
 }
 
-describe('a 401 closes the connection instead of draining the body (issue 32, point 6)', () => {
+describe('a 401 closes the connection instead of draining the body', () => {
   let svc: TestService;
   beforeAll(async () => {
     svc = await startTestService({ HTTP_HEADERS_TIMEOUT_MS: '60000', HTTP_REQUEST_TIMEOUT_MS: '60000' });

@@ -61,7 +61,7 @@ async function byName(): Promise<unknown> {
   return res.json;
 }
 
-describe('form bodies labelled JSON (issue 32)', () => {
+describe('form bodies labelled JSON', () => {
   it("POST: the WordPress plugin's bytes (http_build_query under application/json) answer as by name", async () => {
     const expected = await byName();
     // wp_remote_post with a PHP array body: WordPress's HTTP library form-encodes it.

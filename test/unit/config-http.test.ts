@@ -12,7 +12,7 @@ describe('HTTP edge settings', () => {
       c.HTTP_BODY_BUDGET_MB,
     ]).toEqual([0, 15_000, 30_000, 1_000, 64]);
   });
-  it('one address gets a quarter of HTTP_MAX_CONNECTIONS unless set; a socket past its answer 2 s (issue 32)', () => {
+  it('one address gets a quarter of HTTP_MAX_CONNECTIONS unless set; a socket past its answer 2 s', () => {
     expect(maxConnectionsPerAddress(loadConfig({}))).toBe(250);
     expect(maxConnectionsPerAddress(loadConfig({ HTTP_MAX_CONNECTIONS: '3' }))).toBe(1);
     expect(maxConnectionsPerAddress(loadConfig({ HTTP_MAX_CONNECTIONS_PER_ADDRESS: '40' }))).toBe(40);

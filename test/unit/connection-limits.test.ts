@@ -38,7 +38,7 @@ function getNeverRead(port: number): Socket {
   return socket;
 }
 
-describe('limitConnections (issue 32, point 2)', () => {
+describe('limitConnections', () => {
   it('an answer far larger than the system buffers, never read: the socket is destroyed once no byte moved for stallMs', async () => {
     const { server, port } = await serve(
       { perAddress: 10, closeGraceMs: 200, stallMs: 500 },

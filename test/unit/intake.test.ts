@@ -184,7 +184,7 @@ describe('parseBody: a body is read by what it is', () => {
   it('reads form fields sent without a content type', async () => {
     expect(plain(await parseBody(buf('list_id=5&days=3'), undefined))).toEqual({ list_id: '5', days: '3' });
   });
-  it('a form body labelled JSON (the WordPress plugin, the Magento 2 module) is read as a form body (issue 32)', async () => {
+  it('a form body labelled JSON (the WordPress plugin, the Magento 2 module) is read as a form body', async () => {
     // http_build_query of ['list_id' => 1, 'workflow_ids' => [3, 4], 'start_date' => '2025-10-20'].
     const wire = 'list_id=1&workflow_ids%5B0%5D=3&workflow_ids%5B1%5D=4&start_date=2025-10-20';
     for (const type of ['application/json', 'application/json; charset=utf-8', 'text/json'])

@@ -33,7 +33,7 @@ describe('RateLimiter (token buckets per user_id)', () => {
   });
 });
 
-describe('RateLimiter.give and the bucket keys (issue 32, points 3 and 4)', () => {
+describe('RateLimiter.give and the bucket keys', () => {
   it('a token given back is there again, never above the burst', () => {
     const now = 1_000_000;
     const limiter = new RateLimiter(2, 1000, () => now);
