@@ -9,7 +9,8 @@
 // Imports run only downwards, and never in a circle (type-only imports included: tsPreCompilationDeps).
 // bench/, scripts/ and test/ stand outside the layers: they may import any of them, but no layer
 // imports them, and they too may not close a cycle. dashboard/ is a browser app of its own: it imports
-// no server code, only the type of the stats answer.
+// no server code, only the type of the stats answer. Of the server, only the Kafka seam's adapter
+// (ingest/kafka/kafkajs.ts) imports a Kafka client library (ARCHITECTURE.md, "The Kafka client").
 
 const server = '^(main\\.ts$|admin/|service/|query-api/|ingest/|shared/)';
 /** The wire shape of the automation.stats answer: types only, no imports, shared with the dashboard. */
