@@ -97,9 +97,10 @@ export class IngestWorker {
       patient: true,
     });
     this.dlq = kafka.producer();
+    // The log lines name kafkajs as docs/operations.md quotes them: another adapter changes both.
     this.consumer.onCrash((error, restart) => {
       if (restart) {
-        this.log.warn({ err: error }, 'kafka consumer crashed; the client restarts it');
+        this.log.warn({ err: error }, 'kafka consumer crashed; kafkajs restarts it');
         return;
       }
       // kafkajs restarts only after errors it deems retriable. Others (e.g. the group coordinator not
@@ -107,7 +108,7 @@ export class IngestWorker {
       // would stop flowing with no one to notice. Faults only delay (docs/records.md "Counted once"): start it again.
       this.log.error(
         { err: error },
-        'kafka consumer stopped on an error the client does not retry; starting it again',
+        'kafka consumer stopped on an error kafkajs does not retry; starting it again',
       );
       if (!this.stopped) void this.keepStarting();
     });
