@@ -171,9 +171,9 @@ export class IngestWorker {
   }
 
   private async onBatch(payload: BatchHandle): Promise<void> {
-    // The client heartbeats only when asked (kafkajs): a write that waits long in the pipeline's queue (behind an
-    // erasure, a re-dating, a starved CPU) would otherwise outlast the session and cost a rebalance and
-    // a redelivery. A heartbeat refused (a rebalance under way) is left to the commit to notice.
+    // kafkajs heartbeats only when asked (`BatchHandle.heartbeat`): a write that waits long in the
+    // pipeline's queue (behind an erasure, a re-dating, a starved CPU) would otherwise outlast the
+    // session and cost a rebalance and a redelivery. A heartbeat refused (a rebalance under way) is left to the commit to notice.
     const beat = setInterval(
       () => void payload.heartbeat().catch(() => undefined),
       Math.floor(this.opts.sessionTimeoutMs / 10),
