@@ -9,11 +9,18 @@
 // Imports run only downwards, and never in a circle (type-only imports included: tsPreCompilationDeps).
 // bench/, scripts/ and test/ stand outside the layers: they may import any of them, but no layer
 // imports them, and they too may not close a cycle. dashboard/ is a browser app of its own: it imports
-// no server code, only the type of the stats answer.
+// no server code, only the type of the stats answer. Of the server, only the Kafka seam's adapter
+// (ingest/kafka/kafkajs.ts) imports a Kafka client library (ARCHITECTURE.md, "The Kafka client").
 
 const server = '^(main\\.ts$|admin/|service/|query-api/|ingest/|shared/)';
 /** The wire shape of the automation.stats answer: types only, no imports, shared with the dashboard. */
 const statsAnswerType = '^query-api/stats/record\\.ts$';
+
+/** The one module of the server that imports a Kafka client library: the seam's kafkajs adapter. */
+const kafkaSeam = '^ingest/kafka/kafkajs\\.ts$';
+/** Kafka client libraries: today's (kafkajs) and the candidates (ARCHITECTURE.md, "The Kafka client"). */
+const kafkaClients =
+  '(^|/)node_modules/(kafkajs|@platformatic/kafka|@confluentinc/kafka-javascript|node-rdkafka)/';
 
 /** A forbidden import: its name (printed with each violation), why, where from and where to. */
 const rule = (name, comment, from, to) => ({ name, comment, severity: 'error', from, to });
@@ -74,6 +81,12 @@ module.exports = {
       'The server serves dashboard/dist as files; it imports nothing of the browser app.',
       { path: server },
       { path: '^dashboard/' },
+    ),
+    rule(
+      'kafka-client-only-through-the-seam',
+      "A Kafka client library is imported by the seam's adapter only (ingest/kafka/kafkajs.ts): the rest of the server uses the seam's interface (ingest/kafka/client.ts), so that another client replaces kafkajs in one module (ARCHITECTURE.md, \"The Kafka client\"). bench/ and test/ may use kafkajs as the outside world's client (producing test data, checking committed offsets with a client independent of the code under test), and scripts/ as the harness that starts a broker with plain Node.",
+      { path: server, pathNot: kafkaSeam },
+      { path: kafkaClients },
     ),
     rule('no-circular', 'No import cycles, type-only imports included.', {}, { circular: true }),
     rule(

@@ -1,9 +1,11 @@
 /**
  * Peers of the Kafka path, measured in the same run as our worker (issue 12): the other maintained
- * pure-JS client (@platformatic/kafka) against kafkajs, and ClickHouse's own Kafka table engine in the
- * same embedded chDB. Bench-only code: nothing here is used by the service.
+ * pure-JS client (@platformatic/kafka) against kafkajs — bare, and behind the service's Kafka seam
+ * (ingest/kafka/client.ts) — and ClickHouse's own Kafka table engine in the same embedded chDB.
+ * Bench-only code: nothing here is used by the service.
  */
 import { Kafka, logLevel } from 'kafkajs';
+import type { KafkaClient } from '../ingest/kafka/client.js';
 import type { Db } from '../shared/clickhouse/client.js';
 import { ACTIVITY_ENUM } from '../shared/clickhouse/schema.js';
 import { importPeer } from './peer-package.js';
@@ -111,6 +113,59 @@ export async function platformaticConsume(
   const rate = consumeRate(total, t, first, Date.now());
   await stream.close();
   await consumer.close(true);
+  return rate;
+}
+
+/**
+ * Through the seam (ingest/kafka/client.ts), as the worker gets its records: a group consumer's
+ * `eachBatch` over the whole topic (fresh group, from the beginning), each batch's offset resolved,
+ * nothing committed, with the worker's fetch sizes (KAFKA_FETCH_MAX_BYTES' default 16 MiB, half per
+ * partition) and concurrency (4 partitions at once).
+ */
+export async function seamConsume(client: KafkaClient, topic: string, total: number): Promise<ConsumeRate> {
+  const consumer = client.consumer({
+    groupId: `seam-${Math.random().toString(36).slice(2)}`,
+    sessionTimeoutMs: 30_000,
+    maxBytes: 16 * 1024 * 1024,
+    maxBytesPerPartition: 8 * 1024 * 1024,
+    minBytes: 1024 * 1024,
+    maxWaitMs: 500,
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  let consumed = 0;
+  let first = 0;
+  const t = Date.now();
+  await new Promise<void>((done, fail) => {
+    consumer
+      .run({
+        partitionsConsumedConcurrently: 4,
+        eachBatch: async ({ batch, resolveOffset }) => {
+          if (!first && batch.messages.length) first = Date.now();
+          consumed += batch.messages.length;
+          if (batch.messages.length) resolveOffset(batch.messages.at(-1)!.offset);
+          if (consumed >= total) done();
+        },
+      })
+      .catch(fail);
+  });
+  const rate = consumeRate(total, t, first, Date.now());
+  await consumer.disconnect();
+  return rate;
+}
+
+/** Through the seam: the service's producer (idempotent, one request in flight, acks all); records/s. */
+export async function seamProduce(client: KafkaClient, topic: string, batches: Message[][]): Promise<number> {
+  const producer = client.producer();
+  await producer.connect();
+  let n = 0;
+  const t = Date.now();
+  for (const messages of batches) {
+    await producer.send([{ topic, messages }]);
+    n += messages.length;
+  }
+  const rate = n / ((Date.now() - t) / 1000);
+  await producer.disconnect();
   return rate;
 }
 

@@ -9,7 +9,12 @@ import {
   kafkajsProduce,
   platformaticConsume,
   platformaticProduce,
+  seamConsume,
+  seamProduce,
 } from './kafka-peers.js';
+import { platformaticClient } from './kafka-platformatic.js';
+import { kafkajsClient } from '../ingest/kafka/kafkajs.js';
+import type { KafkaClient } from '../ingest/kafka/client.js';
 import {
   benchBroker,
   createTopics,
@@ -84,6 +89,21 @@ export async function kafkaBench(
   }
   const rawConsume = Math.max(...kjs.map((r) => r.rate));
   console.error(`kafka bench: consume kafkajs ${JSON.stringify(kjs)}; platformatic ${JSON.stringify(pk)}`);
+  // The same two clients behind the service's seam (ingest/kafka/client.ts): kafkajs through its
+  // adapter (the service's), @platformatic/kafka through the bench's (bench/kafka-platformatic.ts).
+  const seamClients: { kafkajs: KafkaClient; platformatic: KafkaClient } = {
+    kafkajs: kafkajsClient({ clientId: 'bench-seam', brokers: [brokers], retries: 5 }),
+    platformatic: platformaticClient({ clientId: 'bench-seam-pk', brokers: [brokers] }),
+  };
+  const seamKjs: ConsumeRate[] = [];
+  const seamPk: ConsumeRate[] = [];
+  for (let round = 0; round < (e2eOnly ? 0 : 2); round++) {
+    seamKjs.push(await seamConsume(seamClients.kafkajs, topics.events, total));
+    seamPk.push(await seamConsume(seamClients.platformatic, topics.events, total));
+  }
+  console.error(
+    `kafka bench: seam kafkajs ${JSON.stringify(seamKjs)}; platformatic ${JSON.stringify(seamPk)}`,
+  );
 
   // Produce peer: the same messages from both clients to a side topic, alternated.
   const sample = [...benchBatches(e2eOnly ? 0 : Math.min(total, PRODUCE_SAMPLE), 10_000, 'p', today)].map(
@@ -91,9 +111,83 @@ export async function kafkaBench(
   );
   const kjsProduce: number[] = [];
   const pkProduce: number[] = [];
+  const seamKjsProduce: number[] = [];
+  const seamPkProduce: number[] = [];
   for (let round = 0; round < (e2eOnly ? 0 : 2); round++) {
     kjsProduce.push(await kafkajsProduce(brokers, topics.produce, sample));
     pkProduce.push(await platformaticProduce(brokers, topics.produce, sample));
+    seamKjsProduce.push(await seamProduce(seamClients.kafkajs, topics.produce, sample));
+    seamPkProduce.push(await seamProduce(seamClients.platformatic, topics.produce, sample));
+  }
+  const spread = (xs: number[]) => xs.map(fmtRate).join(' / ');
+  const ratio = (a: number[], b: number[]) => `${Math.round((Math.max(...b) / Math.max(...a)) * 100)}%`;
+  const clientPeers = [
+    '### Kafka client peer: kafkajs against @platformatic/kafka, bare and behind the seam',
+    '',
+    table(
+      [
+        'client',
+        'consume records/s, whole read (run 1 / run 2)',
+        'consume records/s after the first record',
+        'first record after (ms)',
+        'produce records/s, acks all (run 1 / run 2)',
+      ],
+      [
+        ["kafkajs 2 (the service's client), bare", kjs, kjsProduce],
+        ['@platformatic/kafka, bare', pk, pkProduce],
+        ["kafkajs behind the seam (the service's adapter)", seamKjs, seamKjsProduce],
+        ['@platformatic/kafka behind the seam (the bench adapter)', seamPk, seamPkProduce],
+      ]
+        .map(([name, c, p]) => {
+          const consumed = c as ConsumeRate[];
+          return [
+            name as string,
+            spread(consumed.map((r) => r.rate)),
+            spread(consumed.map((r) => r.steady)),
+            consumed.map((r) => r.firstMs).join(' / '),
+            spread(p as number[]),
+          ];
+        })
+        .concat([
+          [
+            '@platformatic/kafka / kafkajs, bare (best runs)',
+            ratio(
+              kjs.map((r) => r.rate),
+              pk.map((r) => r.rate),
+            ),
+            ratio(
+              kjs.map((r) => r.steady),
+              pk.map((r) => r.steady),
+            ),
+            '',
+            ratio(kjsProduce, pkProduce),
+          ],
+          [
+            '@platformatic/kafka / kafkajs, behind the seam (best runs)',
+            ratio(
+              seamKjs.map((r) => r.rate),
+              seamPk.map((r) => r.rate),
+            ),
+            ratio(
+              seamKjs.map((r) => r.steady),
+              seamPk.map((r) => r.steady),
+            ),
+            '',
+            ratio(seamKjsProduce, seamPkProduce),
+          ],
+        ]),
+    ),
+    '',
+    `Consumption: each client reads the whole events topic in a fresh group, alternated twice. Bare: each client's own API, same fetch sizes (@platformatic/kafka's stream buffer raised to 65,536 messages, faster than its default 1,024 in a trial). Behind the seam: the consumer interface the worker uses (ingest/kafka/client.ts: a batch per partition and fetch, offsets resolved, nothing committed) with the worker's fetch sizes (16 MiB, 8 MiB per partition) and 4 partitions at once; @platformatic/kafka through the bench's adapter (bench/kafka-platformatic.ts), which gathers its per-message stream into per-partition batches and converts each message (bigint offsets and timestamps to strings, header Maps to objects). Production: the same ${Math.min(total, PRODUCE_SAMPLE).toLocaleString('en-US')} JSON records in batches of 10,000 to a side topic, alternated twice; bare without idempotence, behind the seam as the service produces (idempotent, acks all, one request in flight for kafkajs). The service keeps kafkajs (not switched here: only measured).`,
+  ];
+  // BENCH_KAFKA_PEERS_ONLY=1: the client peers alone (no ceilings, no engine, no end to end).
+  if (process.env.BENCH_KAFKA_PEERS_ONLY === '1') {
+    await broker.stop();
+    return [
+      `${total.toLocaleString('en-US')} records on a ${PARTITIONS}-partition topic (local KRaft broker); BENCH_KAFKA_PEERS_ONLY: the client peers alone.`,
+      '',
+      ...clientPeers,
+    ].join('\n');
   }
 
   // Ceiling 2: bare insert of the same rows into a table of the events columns (no views, no dedup).
@@ -160,8 +254,6 @@ export async function kafkaBench(
   const ceiling = Math.min(rawConsumeSteady, rawInsert);
   const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
   const pct = (v: number) => `${Math.round(v * 100)}%`;
-  const spread = (xs: number[]) => xs.map(fmtRate).join(' / ');
-  const ratio = (a: number[], b: number[]) => `${Math.round((Math.max(...b) / Math.max(...a)) * 100)}%`;
   const peer = engine.steady ?? engine.rate;
   const engineHow =
     engine.mode === 'background'
@@ -276,48 +368,7 @@ export async function kafkaBench(
     '',
     'What the Kafka engine peer does not give: no exactly-once (offsets are committed after the block is written, a crash between the two re-inserts the block), no per-record reason or dead letter (a record that does not parse fails the block, or is skipped silently with kafka_skip_broken_messages), no dedup window, no day recompute or dating rules (its day here is the UTC date).',
     '',
-    '### Kafka client peer: kafkajs against @platformatic/kafka',
-    '',
-    table(
-      [
-        'client',
-        'consume records/s, whole read (run 1 / run 2)',
-        'consume records/s after the first record',
-        'first record after (ms)',
-        'produce records/s, acks all (run 1 / run 2)',
-      ],
-      [
-        [
-          "kafkajs 2 (the service's client)",
-          spread(kjs.map((r) => r.rate)),
-          spread(kjs.map((r) => r.steady)),
-          kjs.map((r) => r.firstMs).join(' / '),
-          spread(kjsProduce),
-        ],
-        [
-          '@platformatic/kafka',
-          spread(pk.map((r) => r.rate)),
-          spread(pk.map((r) => r.steady)),
-          pk.map((r) => r.firstMs).join(' / '),
-          spread(pkProduce),
-        ],
-        [
-          '@platformatic/kafka / kafkajs (best runs)',
-          ratio(
-            kjs.map((r) => r.rate),
-            pk.map((r) => r.rate),
-          ),
-          ratio(
-            kjs.map((r) => r.steady),
-            pk.map((r) => r.steady),
-          ),
-          '',
-          ratio(kjsProduce, pkProduce),
-        ],
-      ],
-    ),
-    '',
-    `Consumption: each client reads the whole events topic in a fresh group, same fetch sizes (@platformatic/kafka's stream buffer raised to 65,536 messages, faster than its default 1,024 in a trial), alternated twice. Production: the same ${Math.min(total, PRODUCE_SAMPLE).toLocaleString('en-US')} JSON records in batches of 10,000 to a side topic, alternated twice. The service keeps kafkajs (not switched here: only measured).`,
+    ...clientPeers,
     '',
     `Worker RSS max ${Math.round(Math.max(...rss))} MB (sampled every 0.5 s from /proc); its V8 heap + external buffers max ${Math.round(Math.max(...jsMemory))} MB (from its /metrics every 2 s). Producing the topic with kafkajs ran at ${fmtRate(produceRate)} records/s (time in sends only).`,
   ]

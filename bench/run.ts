@@ -32,7 +32,10 @@ for (const name of names) {
   const loadBefore = loadavg()[0]!;
   const body = await section.run();
   // A quick iteration (the end-to-end row alone) is printed, never written over the full table.
-  if (name === 'kafka' && process.env.BENCH_KAFKA_E2E_ONLY === '1') {
+  if (
+    name === 'kafka' &&
+    (process.env.BENCH_KAFKA_E2E_ONLY === '1' || process.env.BENCH_KAFKA_PEERS_ONLY === '1')
+  ) {
     console.log(body);
     continue;
   }

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Kafka, KafkaMessage } from 'kafkajs';
 import type { DeadLetter } from '../../shared/dead-letter.js';
 import type { Logger } from '../../shared/log.js';
+import type { KafkaClient, KafkaRecord } from './client.js';
 
-const header = (m: KafkaMessage, name: string): string => {
+const header = (m: KafkaRecord, name: string): string => {
   const v = m.headers?.[name];
   const one = Array.isArray(v) ? v[0] : v;
   return one === undefined || one === null ? '' : String(one);
@@ -18,7 +18,7 @@ const READ_LIMIT_MS = 10 * 60_000;
  * service's own consumer group is never touched.
  */
 export async function readDeadLetters(
-  kafka: Kafka,
+  kafka: KafkaClient,
   topic: string,
   filter: { reason?: string; since?: number },
   each: (letter: DeadLetter) => Promise<void> | void,
@@ -34,7 +34,7 @@ export async function readDeadLetters(
     for (const o of offsets)
       if (BigInt(o.high) > BigInt(o.low)) remaining.set(o.partition, BigInt(o.high) - 1n);
     if (remaining.size === 0) return;
-    const consumer = kafka.consumer({ groupId, sessionTimeout: 10_000, allowAutoTopicCreation: false });
+    const consumer = kafka.consumer({ groupId, sessionTimeoutMs: 10_000, allowAutoTopicCreation: false });
     await consumer.connect();
     try {
       await consumer.subscribe({ topics: [topic], fromBeginning: true });
@@ -48,9 +48,8 @@ export async function readDeadLetters(
         () => fail(new Error(`reading ${topic} took over ${READ_LIMIT_MS / 1000} s`)),
         READ_LIMIT_MS,
       );
+      // Nothing is committed (the consumer's client commits only when told to).
       await consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
         eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
           const last = remaining.get(batch.partition);
           if (last === undefined) return;

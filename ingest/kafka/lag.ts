@@ -1,7 +1,7 @@
-import { Kafka, logLevel, type Admin } from 'kafkajs';
 import type { Config } from '../../shared/config.js';
 import type { PartitionLag } from '../../shared/metrics.js';
-import { kafkaSecurity, kafkaTopics } from './topics.js';
+import type { KafkaAdmin } from './client.js';
+import { createKafka, kafkaTopics } from './topics.js';
 
 /** A scrape must not hang on a broker that does not answer. */
 const LAG_TIMEOUT_MS = 3_000;
@@ -21,21 +21,19 @@ export interface ConsumerLagReader {
  */
 export function consumerLagReader(config: Config): ConsumerLagReader {
   // Its own client: the service's retries 50 times, which would hold a scrape for minutes.
-  const kafka = new Kafka({
+  const kafka = createKafka(config, undefined, {
     clientId: `${config.KAFKA_CLIENT_ID}-lag`,
-    brokers: config.KAFKA_BROKERS,
-    ...kafkaSecurity(config),
-    retry: { retries: 1, initialRetryTime: 100 },
-    connectionTimeout: LAG_TIMEOUT_MS,
-    logLevel: logLevel.NOTHING,
+    retries: 1,
+    initialRetryMs: 100,
+    connectionTimeoutMs: LAG_TIMEOUT_MS,
   });
   const { events, catalog } = kafkaTopics(config);
   const topics = [catalog, events];
-  let admin: Admin | undefined;
+  let admin: KafkaAdmin | undefined;
   let connections = 0;
   let inFlight: Promise<PartitionLag[]> | undefined;
 
-  const connected = async (): Promise<Admin> => {
+  const connected = async (): Promise<KafkaAdmin> => {
     if (admin) return admin;
     const fresh = kafka.admin();
     connections++;

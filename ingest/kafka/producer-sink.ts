@@ -1,4 +1,3 @@
-import type { Kafka, Message, Producer } from 'kafkajs';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/log.js';
 import { backoffMs } from '../../shared/retry.js';
@@ -6,8 +5,9 @@ import { isActivity } from '../../shared/records/index.js';
 import { ApiError } from '../../shared/errors.js';
 import type { DecodedItem, IngestResult, Rejection } from '../sink.js';
 import { validateItems } from '../validate.js';
+import type { KafkaClient, KafkaProducer, OutgoingRecord } from './client.js';
 import { byteBatches, MAX_REQUEST_BYTES, messageBytes, messageKey } from './messages.js';
-import { ensureTopics, idempotentProducer, kafkaTopics, withTimeout } from './topics.js';
+import { ensureTopics, kafkaTopics, withTimeout } from './topics.js';
 
 /** How long POST /ingest waits for Kafka's acknowledgement before answering 503. */
 const SEND_TIMEOUT_MS = 30_000;
@@ -24,7 +24,7 @@ export const kafkaUnavailable = (reason: string) =>
  * API, retried until they succeed (`ready`), and until then ingest answers 503.
  */
 export class KafkaSink {
-  private readonly producer: Producer;
+  private readonly producer: KafkaProducer;
   private readonly topics: ReturnType<typeof kafkaTopics>;
   private connected = false;
   private closed = false;
@@ -32,16 +32,16 @@ export class KafkaSink {
   readonly ready: Promise<void>;
 
   constructor(
-    kafka: Kafka,
+    kafka: KafkaClient,
     config: Config,
     private readonly log: Logger,
   ) {
     this.topics = kafkaTopics(config);
-    this.producer = idempotentProducer(kafka);
+    this.producer = kafka.producer();
     this.ready = this.connect(kafka, config);
   }
 
-  private async connect(kafka: Kafka, config: Config): Promise<void> {
+  private async connect(kafka: KafkaClient, config: Config): Promise<void> {
     for (let attempt = 1; !this.closed; attempt++) {
       try {
         await ensureTopics(kafka, config);
@@ -71,7 +71,7 @@ export class KafkaSink {
     const { valid, rejected } = validateItems(fitting);
     if (tooLarge.length > 0) rejected.push(...tooLarge);
     rejected.sort((a, b) => a.line - b.line);
-    const messages: { topic: string; message: Message }[] = valid.map(({ record, value }) => ({
+    const messages: { topic: string; message: OutgoingRecord }[] = valid.map(({ record, value }) => ({
       topic: isActivity(record) ? this.topics.events : this.topics.catalog,
       message: { key: messageKey(record), value: JSON.stringify(value) },
     }));
@@ -79,7 +79,7 @@ export class KafkaSink {
     messages.sort((a, b) => Number(a.topic === this.topics.events) - Number(b.topic === this.topics.events));
     // Requests within the broker's limits, sent one after the other (order kept per key).
     for (const batch of byteBatches(messages, (m) => messageBytes(m.message))) {
-      const byTopic = new Map<string, Message[]>();
+      const byTopic = new Map<string, OutgoingRecord[]>();
       for (const { topic, message } of batch) {
         const list = byTopic.get(topic);
         if (list) list.push(message);
@@ -87,7 +87,7 @@ export class KafkaSink {
       }
       const topicMessages = [...byTopic].map(([topic, msgs]) => ({ topic, messages: msgs }));
       try {
-        await withTimeout(this.producer.sendBatch({ acks: -1, topicMessages }), SEND_TIMEOUT_MS, 'produce');
+        await withTimeout(this.producer.send(topicMessages), SEND_TIMEOUT_MS, 'produce');
       } catch (err) {
         // Part of the body may be in Kafka already: resending it whole is safe (event_id dedup,
         // catalog versions), and that is what a 503 asks for.

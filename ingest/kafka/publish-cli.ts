@@ -1,12 +1,12 @@
 import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import type { Message } from 'kafkajs';
 import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/log.js';
 import { checkRecord, isActivity } from '../../shared/records/index.js';
+import type { OutgoingRecord } from './client.js';
 import { byteBatches, messageBytes, messageKey } from './messages.js';
-import { createKafka, ensureTopics, idempotentProducer, kafkaTopics } from './topics.js';
+import { createKafka, ensureTopics, kafkaTopics } from './topics.js';
 
 const HELP = `Publish an NDJSON file of mailstats records to Kafka (backfill and replay).
 
@@ -43,13 +43,13 @@ const batchSize = Number(values.batch ?? 5000);
 const total = statSync(file).size;
 const topics = kafkaTopics(config);
 const kafka = values['dry-run'] ? undefined : createKafka(config, createLogger('warn'));
-const producer = kafka && idempotentProducer(kafka);
+const producer = kafka?.producer();
 if (kafka) await ensureTopics(kafka, config);
 await producer?.connect();
 
 const sent = { events: 0, catalog: 0 };
 const invalid: string[] = [];
-let pending: { topic: string; messages: Message[] }[] = [
+let pending: { topic: string; messages: OutgoingRecord[] }[] = [
   { topic: topics.events, messages: [] },
   { topic: topics.catalog, messages: [] },
 ];
@@ -71,7 +71,7 @@ async function flush() {
   // Each request within the broker's limits (MESSAGE_TOO_LARGE otherwise), topics one after the other.
   for (const t of pending) {
     for (const messages of byteBatches(t.messages, messageBytes)) {
-      if (producer) await producer.sendBatch({ acks: -1, topicMessages: [{ topic: t.topic, messages }] });
+      if (producer) await producer.send([{ topic: t.topic, messages }]);
     }
   }
   sent.events += pending[0]!.messages.length;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { KafkaMessage } from 'kafkajs';
 import type { RecordedRange } from '../../shared/clickhouse/kafka-progress.js';
+import type { KafkaRecord } from './client.js';
 
 /**
  * Whether the recorded range is what this fetch starts with: the re-formed head ('incomplete' when
@@ -11,9 +11,9 @@ import type { RecordedRange } from '../../shared/clickhouse/kafka-progress.js';
  */
 export function matchRange(
   range: RecordedRange,
-  messages: KafkaMessage[],
+  messages: KafkaRecord[],
   highWatermark?: string,
-): KafkaMessage[] | 'past' | 'incomplete' | 'stale' {
+): KafkaRecord[] | 'past' | 'incomplete' | 'stale' {
   const start = BigInt(messages[0]!.offset);
   const [first, last] = [BigInt(range.first), BigInt(range.last)];
   if (start > last) return 'past';
@@ -57,12 +57,12 @@ export function resumeOffset(
 }
 
 /** What identifies a message's data: its key, value and timestamp. */
-export function fingerprint(m: KafkaMessage): string {
+export function fingerprint(m: KafkaRecord): string {
   return hashMessages([m]).digest('hex').slice(0, 32);
 }
 
 /** SHA-256 over a chunk's messages (lengths prefixed, so no two different chunks collide by concatenation). */
-export function digest(chunk: KafkaMessage[]): string {
+export function digest(chunk: KafkaRecord[]): string {
   return hashMessages(chunk).digest('hex').slice(0, 32);
 }
 
@@ -74,7 +74,7 @@ const HASH_BUFFER_BYTES = 64 * 1024;
  * its bytes. Gathered in a buffer first: the stream hashed, hence every digest, is the same as hashing
  * part by part (ranges recorded by an earlier version still match), at a fraction of the calls.
  */
-function hashMessages(messages: KafkaMessage[]) {
+function hashMessages(messages: KafkaRecord[]) {
   const h = createHash('sha256');
   let buf = Buffer.allocUnsafe(HASH_BUFFER_BYTES);
   let at = 0;

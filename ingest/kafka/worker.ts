@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { Admin, Consumer, EachBatchPayload, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
 import type { KafkaProgress, RecordedRange } from '../../shared/clickhouse/kafka-progress.js';
 import { DEFAULT_FETCH_MAX_BYTES } from '../../shared/config.js';
 import type { Logger } from '../../shared/log.js';
@@ -7,9 +6,19 @@ import { backoffMs } from '../../shared/retry.js';
 import { countKafkaChunk } from '../../shared/metrics.js';
 import { checkRecord, type MailstatsRecord } from '../../shared/records/index.js';
 import type { Pipeline } from '../pipeline.js';
+import {
+  RecordsRefused,
+  type BatchHandle,
+  type KafkaAdmin,
+  type KafkaClient,
+  type KafkaConsumer,
+  type KafkaProducer,
+  type KafkaRecord,
+  type OutgoingRecord,
+} from './client.js';
 import { byteBatches, MAX_REQUEST_BYTES, messageBytes } from './messages.js';
 import { digest, fingerprint, matchRange, resumeOffset } from './ranges.js';
-import { idempotentProducer, withTimeout } from './topics.js';
+import { withTimeout } from './topics.js';
 
 export interface WorkerOptions {
   groupId: string;
@@ -47,8 +56,8 @@ const ADMIN_TIMEOUT_MS = 5_000;
  * same range and writes it with the same deduplication token (ARCHITECTURE.md, "Counted once").
  */
 export class IngestWorker {
-  private readonly consumer: Consumer;
-  private readonly dlq: Producer;
+  private readonly consumer: KafkaConsumer;
+  private readonly dlq: KafkaProducer;
   private readonly failures = new Map<string, number>();
   private member = false;
   private stopped = false;
@@ -62,10 +71,10 @@ export class IngestWorker {
   private joined: Promise<void> = Promise.resolve();
   private joins = 0;
   /** For the group's committed offsets and log starts; opened when first needed. */
-  private admin: Admin | undefined;
+  private admin: KafkaAdmin | undefined;
 
   constructor(
-    private readonly kafka: Kafka,
+    private readonly kafka: KafkaClient,
     private readonly pipeline: Pipeline,
     private readonly progress: KafkaProgress,
     private readonly opts: WorkerOptions,
@@ -74,41 +83,42 @@ export class IngestWorker {
     const fetchMaxBytes = opts.fetchMaxBytes ?? DEFAULT_FETCH_MAX_BYTES;
     this.consumer = kafka.consumer({
       groupId: opts.groupId,
-      sessionTimeout: opts.sessionTimeoutMs,
-      heartbeatInterval: Math.floor(opts.sessionTimeoutMs / 10),
+      sessionTimeoutMs: opts.sessionTimeoutMs,
+      heartbeatIntervalMs: Math.floor(opts.sessionTimeoutMs / 10),
       // The broker gathers a batch for up to maxBatchMs (or until minBytes): batching by time and size.
-      maxWaitTimeInMs: opts.maxBatchMs,
+      maxWaitMs: opts.maxBatchMs,
       minBytes: 1024 * 1024,
       // Fetches large enough that a write carries up to maxBatchRecords (each write has a fixed cost of
       // several engine statements: fewer, fuller writes), and no larger: all of a fetch — the response
       // and a decoded message per record — is held until its last write ends (docs/operations.md "Memory").
       maxBytesPerPartition: Math.ceil(fetchMaxBytes / PARTITION_SHARE),
       maxBytes: fetchMaxBytes,
-      retry: { retries: 50, initialRetryTime: 200, maxRetryTime: 5_000, restartOnFailure: async () => true },
+      // A broker restart is ridden out: retried for minutes, started again after any failure.
+      patient: true,
     });
-    this.dlq = idempotentProducer(kafka);
-    this.consumer.on(this.consumer.events.CRASH, (e) => {
-      if (e.payload.restart) {
-        this.log.warn({ err: e.payload.error }, 'kafka consumer crashed; kafkajs restarts it');
+    this.dlq = kafka.producer();
+    // The log lines name kafkajs as docs/operations.md quotes them: another adapter changes both.
+    this.consumer.onCrash((error, restart) => {
+      if (restart) {
+        this.log.warn({ err: error }, 'kafka consumer crashed; kafkajs restarts it');
         return;
       }
       // kafkajs restarts only after errors it deems retriable. Others (e.g. the group coordinator not
       // found while a broker restarts during a join) leave the consumer disconnected for good: records
       // would stop flowing with no one to notice. Faults only delay (docs/records.md "Counted once"): start it again.
       this.log.error(
-        { err: e.payload.error },
+        { err: error },
         'kafka consumer stopped on an error kafkajs does not retry; starting it again',
       );
       if (!this.stopped) void this.keepStarting();
     });
     // Group membership for /readyz: in from a join until a crash, stop or disconnect.
-    const { GROUP_JOIN, CRASH, STOP, DISCONNECT } = this.consumer.events;
-    this.consumer.on(GROUP_JOIN, (e) => {
+    this.consumer.onJoin((assignment) => {
       this.member = true;
       this.resumed.clear();
-      this.joined = this.resumeAssigned(e.payload.memberAssignment, ++this.joins);
+      this.joined = this.resumeAssigned(assignment, ++this.joins);
     });
-    for (const e of [CRASH, STOP, DISCONNECT] as const) this.consumer.on(e, () => (this.member = false));
+    this.consumer.onLeave(() => (this.member = false));
   }
 
   /**
@@ -122,9 +132,8 @@ export class IngestWorker {
       topics: [this.opts.topics.catalog, this.opts.topics.events],
       fromBeginning: true,
     });
+    // Offsets are committed by this worker only, after the store holds the records before them.
     await this.consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
       // Partitions are decoded and validated concurrently; their writes queue in the pipeline.
       partitionsConsumedConcurrently: 4,
       eachBatch: (payload) => this.onBatch(payload),
@@ -161,10 +170,10 @@ export class IngestWorker {
     await this.dropAdmin();
   }
 
-  private async onBatch(payload: EachBatchPayload): Promise<void> {
-    // kafkajs heartbeats only when asked: a write that waits long in the pipeline's queue (behind an
-    // erasure, a re-dating, a starved CPU) would otherwise outlast the session and cost a rebalance and
-    // a redelivery. A heartbeat refused (a rebalance under way) is left to the commit to notice.
+  private async onBatch(payload: BatchHandle): Promise<void> {
+    // kafkajs heartbeats only when asked (`BatchHandle.heartbeat`): a write that waits long in the
+    // pipeline's queue (behind an erasure, a re-dating, a starved CPU) would otherwise outlast the
+    // session and cost a rebalance and a redelivery. A heartbeat refused (a rebalance under way) is left to the commit to notice.
     const beat = setInterval(
       () => void payload.heartbeat().catch(() => undefined),
       Math.floor(this.opts.sessionTimeoutMs / 10),
@@ -176,7 +185,7 @@ export class IngestWorker {
     }
   }
 
-  private async onBatchBeating(payload: EachBatchPayload): Promise<void> {
+  private async onBatchBeating(payload: BatchHandle): Promise<void> {
     const { batch } = payload;
     const key = `${batch.topic}:${batch.partition}`;
     let firstUncommitted = batch.messages[0]?.offset;
@@ -243,11 +252,11 @@ export class IngestWorker {
   private chunks(
     topic: string,
     partition: number,
-    messages: KafkaMessage[],
+    messages: KafkaRecord[],
     highWatermark: string,
     pending: RecordedRange | undefined,
-  ): KafkaMessage[][] {
-    const out: KafkaMessage[][] = [];
+  ): KafkaRecord[][] {
+    const out: KafkaRecord[][] = [];
     let rest = messages;
     if (pending) {
       const match = matchRange(pending, messages, highWatermark);
@@ -377,12 +386,12 @@ export class IngestWorker {
     return resume.offset;
   }
 
-  private async logStarts(admin: Admin, topic: string): Promise<Map<number, string>> {
+  private async logStarts(admin: KafkaAdmin, topic: string): Promise<Map<number, string>> {
     const offsets = await withTimeout(admin.fetchTopicOffsets(topic), ADMIN_TIMEOUT_MS, 'log start look-up');
     return new Map(offsets.map((p) => [p.partition, p.low] as const));
   }
 
-  private async connectedAdmin(): Promise<Admin> {
+  private async connectedAdmin(): Promise<KafkaAdmin> {
     if (this.admin) return this.admin;
     const admin = this.kafka.admin();
     try {
@@ -401,7 +410,7 @@ export class IngestWorker {
     await admin?.disconnect().catch(() => undefined);
   }
 
-  private async writeChunk(topic: string, partition: number, chunk: KafkaMessage[]): Promise<void> {
+  private async writeChunk(topic: string, partition: number, chunk: KafkaRecord[]): Promise<void> {
     const range: RecordedRange = {
       first: chunk[0]!.offset,
       last: chunk.at(-1)!.offset,
@@ -409,7 +418,7 @@ export class IngestWorker {
       lastHash: fingerprint(chunk.at(-1)!),
     };
     const records: MailstatsRecord[] = [];
-    const dead: { message: KafkaMessage; reason: string }[] = [];
+    const dead: { message: KafkaRecord; reason: string }[] = [];
     for (const message of chunk) {
       const decoded = decode(message);
       if ('reason' in decoded) dead.push({ message, reason: decoded.reason });
@@ -436,7 +445,7 @@ export class IngestWorker {
   private async deadLetter(
     topic: string,
     partition: number,
-    dead: { message: KafkaMessage; reason: string }[],
+    dead: { message: KafkaRecord; reason: string }[],
   ) {
     const letter = (d: (typeof dead)[number], maxValue = DLQ_VALUE_BYTES) =>
       deadLetterOf(topic, partition, d.message, d.reason, maxValue);
@@ -444,13 +453,13 @@ export class IngestWorker {
       try {
         await this.sendDead(batch.map((d) => letter(d)));
       } catch (err) {
-        if (!isPermanent(err)) throw err;
+        if (!(err instanceof RecordsRefused)) throw err;
         for (const d of batch) {
           const bare = letter(d, 0);
           try {
             await this.sendDead([bare]);
           } catch (again) {
-            if (!isPermanent(again)) throw again;
+            if (!(again instanceof RecordsRefused)) throw again;
             this.log.error(
               { err: again, headers: bare.headers },
               'dead letter refused by the DLQ topic; logged here instead',
@@ -462,9 +471,9 @@ export class IngestWorker {
     this.log.info({ topic, partition, count: dead.length }, 'records dead-lettered');
   }
 
-  private sendDead(messages: Message[]) {
+  private sendDead(messages: OutgoingRecord[]) {
     return withTimeout(
-      this.dlq.send({ topic: this.opts.topics.dlq, acks: -1, messages }),
+      this.dlq.send([{ topic: this.opts.topics.dlq, messages }]),
       DLQ_TIMEOUT_MS,
       'dead-letter send',
     );
@@ -474,10 +483,10 @@ export class IngestWorker {
 function deadLetterOf(
   topic: string,
   partition: number,
-  message: KafkaMessage,
+  message: KafkaRecord,
   reason: string,
   maxValue: number,
-): Message {
+): OutgoingRecord {
   // A tombstone stays a tombstone: a DLQ reader must tell it from an empty message (docs/records.md "Ingest over Kafka").
   const value = message.value;
   const truncated = value !== null && value.length > maxValue;
@@ -499,26 +508,15 @@ function deadLetterOf(
   };
 }
 
-function messageBytesWithHeaders(m: Message): number {
-  let n = messageBytes({ key: m.key ?? null, value: m.value as Buffer | string | null });
+function messageBytesWithHeaders(m: OutgoingRecord): number {
+  let n = messageBytes({ key: m.key ?? null, value: m.value });
   for (const [k, v] of Object.entries(m.headers ?? {})) n += k.length + (v ? String(v).length : 0) + 8;
   return n;
 }
 
-/** The broker refused the records themselves (size, format): sending them again can never succeed. */
-const REFUSED = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE']);
-function isPermanent(err: unknown): boolean {
-  // kafkajs wraps the protocol error (which has the type) in a non-retriable error as `cause`.
-  for (let e = err as { type?: string; cause?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
-    if (e.type && REFUSED.has(e.type)) return true;
-    e = e.cause as typeof e;
-  }
-  return false;
-}
-
 const next = (offset: string) => (BigInt(offset) + 1n).toString();
 
-function decode(message: KafkaMessage): { record: MailstatsRecord } | { reason: string } {
+function decode(message: KafkaRecord): { record: MailstatsRecord } | { reason: string } {
   if (message.value === null) return { reason: 'tombstone (null value)' };
   if (message.value.length === 0) return { reason: 'empty message' };
   if (message.value.length > MAX_RECORD_BYTES)

@@ -3,10 +3,12 @@ import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import type { KafkaProgress } from '../../shared/clickhouse/kafka-progress.js';
 import type { Pipeline } from '../../ingest/pipeline.js';
+import { wrapKafkajs } from '../../ingest/kafka/kafkajs.js';
 import { IngestWorker } from '../../ingest/kafka/worker.js';
 
 /**
- * kafkajs stands in here (what is tested is the worker's answer to its crash event). The event's
+ * kafkajs stands in here, through the seam's kafkajs adapter (what is tested is the worker's answer to
+ * its crash event, as the adapter passes it on). The event's
  * behaviour, from kafkajs' consumer: after a crash it disconnects the consumer, then emits CRASH with
  * `restart` = whether it will start the consumer again itself — false for errors it deems not retriable,
  * e.g. KafkaJSGroupCoordinatorNotFound when the broker restarts during a group join (seen on the real
@@ -35,7 +37,7 @@ function fakeKafka() {
 
 const worker = (kafka: Kafka) =>
   new IngestWorker(
-    kafka,
+    wrapKafkajs(kafka),
     {} as Pipeline,
     {} as KafkaProgress,
     {
