@@ -1,11 +1,10 @@
 /**
  * The Kafka seam (ingest/kafka/client.ts) over @platformatic/kafka, as far as the peer bench needs it:
  * a group consumer's `run`/`eachBatch` (whole-topic reads) and the idempotent, acks = all producer.
- * Bench-only (a dev dependency): it measures what the service's path would get from this client behind
+ * Bench-only (installed on first use, bench/peer-package.ts): it measures what the service's path would get from this client behind
  * the same interface, and shows what an adapter has to bridge (ARCHITECTURE.md, "The Kafka client").
  * What it does not do — seek, pause, group join and crash events, admin — throws, naming the gap.
  */
-import { Consumer, Producer, type Message } from '@platformatic/kafka';
 import type {
   BatchHandle,
   KafkaClient,
@@ -14,6 +13,27 @@ import type {
   KafkaRecord,
   OutgoingRecord,
 } from '../ingest/kafka/client.js';
+import { importPeer } from './peer-package.js';
+
+/** A message as @platformatic/kafka's consumer stream gives it (the part used here). */
+interface Message {
+  topic: string;
+  partition: number;
+  offset: bigint;
+  key?: Buffer | null;
+  value?: Buffer | null;
+  timestamp: bigint;
+  headers: Map<Buffer, Buffer>;
+}
+
+/** The part of @platformatic/kafka used here (installed on first use: ./peer-package.ts). */
+// Its own type declarations come with it into .cache/bench-peers, out of the type checker's reach.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+interface PlatformaticKafka {
+  Consumer: new (options: object) => any;
+  Producer: new (options: object) => any;
+}
+/* eslint-enable @typescript-eslint/no-explicit-any */
 
 /** Messages the consumer's stream buffers: 65,536 (about one fetch) measured faster than its 1,024. */
 const STREAM_BUFFER = 65_536;
@@ -31,7 +51,7 @@ const buffer = (v: Buffer | string | null | undefined) =>
  * A platformatic message as the seam's record: offsets and timestamps from bigint to decimal strings,
  * headers from a Map of Buffers to an object (one allocation per message that kafkajs does not need).
  */
-function record(m: Message<Buffer, Buffer, Buffer, Buffer>): KafkaRecord {
+function record(m: Message): KafkaRecord {
   let headers: Record<string, Buffer> | undefined;
   if (m.headers.size > 0) {
     headers = {};
@@ -47,7 +67,11 @@ function record(m: Message<Buffer, Buffer, Buffer, Buffer>): KafkaRecord {
   };
 }
 
-export function platformaticClient(settings: { clientId: string; brokers: string[] }): KafkaClient {
+export async function platformaticClient(settings: {
+  clientId: string;
+  brokers: string[];
+}): Promise<KafkaClient> {
+  const { Consumer, Producer } = await importPeer<PlatformaticKafka>('@platformatic/kafka', '1.35.0');
   return {
     consumer: (o): KafkaConsumer => {
       const consumer = new Consumer({
@@ -110,7 +134,7 @@ export function platformaticClient(settings: { clientId: string; brokers: string
               stream.resume();
             }
           };
-          stream.on('data', (m: Message<Buffer, Buffer, Buffer, Buffer>) => {
+          stream.on('data', (m: Message) => {
             const key = `${m.topic}:${m.partition}`;
             let b = gathered.get(key);
             if (!b) gathered.set(key, (b = { topic: m.topic, partition: m.partition, messages: [] }));

@@ -93,7 +93,7 @@ export async function kafkaBench(
   // adapter (the service's), @platformatic/kafka through the bench's (bench/kafka-platformatic.ts).
   const seamClients: { kafkajs: KafkaClient; platformatic: KafkaClient } = {
     kafkajs: kafkajsClient({ clientId: 'bench-seam', brokers: [brokers], retries: 5 }),
-    platformatic: platformaticClient({ clientId: 'bench-seam-pk', brokers: [brokers] }),
+    platformatic: await platformaticClient({ clientId: 'bench-seam-pk', brokers: [brokers] }),
   };
   const seamKjs: ConsumeRate[] = [];
   const seamPk: ConsumeRate[] = [];
