@@ -1,13 +1,13 @@
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createClient } from '@clickhouse/client';
 import { adminPost } from './admin-http.js';
 import { UsageError } from './commands.js';
 import {
   BackupRequestError,
-  checkBackupPath,
   readManifest,
   restoreDatabase,
+  verifyBackup,
 } from '../shared/clickhouse/backup.js';
 import { Db, openChdb, openDb } from '../shared/clickhouse/client.js';
 import { loadConfig } from '../shared/config.js';
@@ -27,18 +27,22 @@ export async function backup(dir: string | undefined, url: string): Promise<numb
 
 /**
  * `restore DIR` (service stopped): fills an empty DATA_DIR from a backup; refuses a non-empty one, a
- * directory that is not a backup, and a backup of a newer schema. Nothing is left half-done: a
- * failed restore removes what it wrote.
+ * directory that is not a backup, a backup of a newer schema, and one that is not what mailstats writes
+ * (docs/lifecycle.md, "What a restore trusts"). Nothing is left half-done: a failed or refused restore
+ * removes what it wrote.
  */
 export async function restore(dir: string | undefined): Promise<number> {
   if (!dir) throw new UsageError('restore: give the backup directory to restore from');
   const config = loadConfig();
-  const source = resolve(dir);
-  if (config.CLICKHOUSE_URL) return restoreOnServer(config, source);
+  if (config.CLICKHOUSE_URL) return restoreOnServer(config, resolve(dir));
+  let source: string;
   let manifest;
   try {
-    checkBackupPath(source, config.BACKUP_ROOT);
+    // The engine is given the real path: what was checked is what it reads.
+    source = existsSync(resolve(dir)) ? realpathSync(resolve(dir)) : resolve(dir);
     manifest = readManifest(source);
+    for (const warning of await verifyBackup(source, manifest, config.BACKUP_HMAC_KEY))
+      console.error(`restore: warning: ${warning}`);
   } catch (err) {
     if (err instanceof BackupRequestError) throw new UsageError(`restore: ${err.message}`);
     throw err;
@@ -50,17 +54,21 @@ export async function restore(dir: string | undefined): Promise<number> {
       `restore: DATA_DIR ${target} is not empty; restore fills an empty data directory (stop the service, ` +
         'move the old directory away or point DATA_DIR at a new one)',
     );
-  mkdirSync(target, { recursive: true });
-  const { chdb, session } = await openChdb(target, config.BACKUP_ROOT);
+  mkdirSync(target, { recursive: true, mode: 0o700 });
+  // The operator names the backup on the command line (BACKUP_ROOT bounds what the service's admin
+  // endpoint may write): this engine may read that backup and nothing else.
+  const { chdb, session } = await openChdb(target, source);
   const client = createClient({ connection: chdb as never });
   const db = new Db(client, 'embedded', chdb, undefined, session);
   try {
-    await restoreDatabase(db, config.CLICKHOUSE_DATABASE, source);
+    await restoreDatabase(db, config.CLICKHOUSE_DATABASE, source, manifest);
   } catch (err) {
     await db.close().catch(() => undefined);
     // Nothing half-done: the data directory goes back to empty.
     for (const f of readdirSync(target)) rmSync(resolve(target, f), { recursive: true, force: true });
     if (!existed) rmSync(target, { recursive: true, force: true });
+    if (err instanceof BackupRequestError)
+      throw new UsageError(`restore: ${err.message}; ${target} is empty again`, { cause: err });
     throw new Error(`restore failed; ${target} is empty again: ${(err as Error).message}`, { cause: err });
   }
   await db.close();

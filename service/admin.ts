@@ -39,7 +39,7 @@ export function adminActions(deps: {
       try {
         // Between writes: every batch is in the backup whole or not at all.
         const done = await pipeline.exclusive(() =>
-          backupDatabase(db, config.CLICKHOUSE_DATABASE, dir, config.BACKUP_ROOT),
+          backupDatabase(db, config.CLICKHOUSE_DATABASE, dir, config.BACKUP_ROOT, config.BACKUP_HMAC_KEY),
         );
         return { dir: done.dir, schema_version: done.schema_version };
       } catch (err) {

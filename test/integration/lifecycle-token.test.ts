@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, inject, it, vi } from 'vitest';
 import { loadConfig } from '../../shared/config.js';
 import { adminCli } from '../support/admin-cli.js';
@@ -54,7 +54,8 @@ describe('admin token', () => {
       }),
     ).toThrow(/ADMIN_TOKEN: must differ from INGEST_TOKEN/);
     expect(() => loadConfig({ BACKUP_ROOT: 'backups' })).toThrow(/BACKUP_ROOT: must be an absolute path/);
-    expect(loadConfig({}).BACKUP_ROOT).toBe('/');
+    expect(loadConfig({}).BACKUP_ROOT).toBe(resolve('./data/backups'));
+    expect(loadConfig({ DATA_DIR: '/srv/ms' }).BACKUP_ROOT).toBe('/srv/ms/backups');
   });
 
   it('each admin action writes one audit line (what, which lists, counts), never a token or a record', async () => {
