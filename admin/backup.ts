@@ -11,6 +11,8 @@ import {
 } from '../shared/clickhouse/backup.js';
 import { Db, openChdb, openDb } from '../shared/clickhouse/client.js';
 import { loadConfig } from '../shared/config.js';
+import { ErasureStore, type Erasure } from '../shared/clickhouse/erasure-store.js';
+import { pairsOfFile } from './erase.js';
 import { createLogger } from '../shared/log.js';
 
 /** `backup DIR` (docs/lifecycle.md): the running service copies its store into DIR, a point in time. */
@@ -31,9 +33,11 @@ export async function backup(dir: string | undefined, url: string): Promise<numb
  * (docs/lifecycle.md, "What a restore trusts"). Nothing is left half-done: a failed or refused restore
  * removes what it wrote.
  */
-export async function restore(dir: string | undefined): Promise<number> {
+export async function restore(dir: string | undefined, erasuresFile?: string): Promise<number> {
   if (!dir) throw new UsageError('restore: give the backup directory to restore from');
   const config = loadConfig();
+  // Read before anything is written: a bad file is refused while DATA_DIR is still untouched.
+  const replay = erasuresFile === undefined ? undefined : erasuresToReplay(erasuresFile);
   if (config.CLICKHOUSE_URL) return restoreOnServer(config, resolve(dir));
   let source: string;
   let manifest;
@@ -60,8 +64,11 @@ export async function restore(dir: string | undefined): Promise<number> {
   const { chdb, session } = await openChdb(target, source);
   const client = createClient({ connection: chdb as never });
   const db = new Db(client, 'embedded', chdb, undefined, session);
+  let after: string;
   try {
     await restoreDatabase(db, config.CLICKHOUSE_DATABASE, source, manifest);
+    await db.command(`USE ${config.CLICKHOUSE_DATABASE}`);
+    after = await erasuresAfterBackup(new ErasureStore(db), manifest.created_at, replay);
   } catch (err) {
     await db.close().catch(() => undefined);
     // Nothing half-done: the data directory goes back to empty.
@@ -76,7 +83,49 @@ export async function restore(dir: string | undefined): Promise<number> {
     `restored ${source} (schema version ${manifest.schema_version}, taken ${manifest.created_at}) into ${target}; ` +
       'start mailstats on it (tokens not set in the environment are generated anew)',
   );
+  if (replay) console.log(after);
+  else console.error(`restore: warning: ${after}`);
   return 0;
+}
+
+/** The lines of an erasure log (`erasures export`, or lines collected from the audit): each with its time. */
+function erasuresToReplay(file: string): Erasure[] {
+  return pairsOfFile(file).map((p, i) => {
+    if (p.erased_at === undefined)
+      throw new UsageError(
+        `restore --erasures ${file}: pair ${i + 1} (${p.list_id},${p.subscriber_id}) has no erased_at: ` +
+          'a restore re-applies erasures with their original time (the file erasures export writes)',
+      );
+    return { list_id: p.list_id, subscriber_id: p.subscriber_id, erasedAt: Date.parse(p.erased_at) };
+  });
+}
+
+/**
+ * A backup knows only the erasures made before it. With `replay` (an erasure log), those it lacks are
+ * recorded as intents (done = 0), which the next start completes before any write, as it completes an
+ * interrupted erasure (docs/lifecycle.md, "Restores and replays"). Returns the sentence to print.
+ */
+async function erasuresAfterBackup(
+  store: ErasureStore,
+  takenAt: string,
+  replay: Erasure[] | undefined,
+): Promise<string> {
+  const known = await store.erased();
+  const held = [...known.values()].reduce((n, subs) => n + subs.size, 0);
+  if (!replay)
+    return (
+      `erasures made after ${takenAt} are not in this backup (it holds ${held}): give the erasure log ` +
+      '(erasures export, or the "erase" audit lines) with --erasures FILE to have them re-applied at the ' +
+      'next start, or replay it with erase --file before the service consumes or imports (docs/lifecycle.md)'
+    );
+  const missing = replay.filter(
+    (e) => e.erasedAt > (known.get(e.list_id)?.get(e.subscriber_id) ?? -Infinity),
+  );
+  if (missing.length > 0) await store.recordIntent(missing);
+  return (
+    `${missing.length} erasure${missing.length === 1 ? '' : 's'} made after the backup ` +
+    `(of ${replay.length} in the log) recorded: completed at the next start, before any write`
+  );
 }
 
 /** With CLICKHOUSE_URL: ClickHouse's own RESTORE, into a database that holds no tables. */

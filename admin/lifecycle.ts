@@ -17,7 +17,8 @@ The data's life cycle (docs/lifecycle.md); authorised by ADMIN_TOKEN, else DATA_
   erasures export [FILE]             the erasure log as CSV (list_id,subscriber_id,erased_at): keep it
                                      beside each backup; after restoring an older one, erase --file FILE
   backup DIR                         a point-in-time copy of the running service's store
-  restore DIR                        (service stopped) fill an empty DATA_DIR from a backup
+  restore DIR [--erasures FILE]      (service stopped) fill an empty DATA_DIR from a backup; the
+                                     erasures of FILE made after it are re-applied at the next start
   dlq export [--reason TEXT] [--since TIME] [FILE]   dead letters as NDJSON (Kafka mode)
   dlq stats                          dead letters counted by reason`;
 
@@ -28,6 +29,7 @@ export const LIFECYCLE_OPTIONS = {
   reason: { type: 'string' },
   since: { type: 'string' },
   at: { type: 'string' },
+  erasures: { type: 'string' },
   'chunk-records': { type: 'string' },
 } as const;
 
@@ -72,7 +74,7 @@ export async function runLifecycle(
       return backup(rest[0], url);
     case 'restore':
       if (rest.length > 1) throw new UsageError('restore takes one directory');
-      return restore(rest[0]);
+      return restore(rest[0], str(values.erasures));
     case 'dlq': {
       const filter = { reason: str(values.reason), since: str(values.since) };
       if (rest[0] === 'export') return dlqExport(filter, rest[1], url);

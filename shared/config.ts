@@ -194,6 +194,12 @@ const configSchema = envSchema
     if (c.KAFKA_SASL_MECHANISM) {
       if (!c.KAFKA_SASL_USERNAME) need('KAFKA_SASL_USERNAME', 'needed with KAFKA_SASL_MECHANISM');
       if (!c.KAFKA_SASL_PASSWORD) need('KAFKA_SASL_PASSWORD', 'needed with KAFKA_SASL_MECHANISM');
+      // PLAIN sends the password as it is: over a connection without TLS anyone on the path reads it.
+      if (c.KAFKA_SASL_MECHANISM === 'plain' && !c.KAFKA_SSL)
+        need(
+          'KAFKA_SASL_MECHANISM',
+          'plain sends the password in clear without TLS: set KAFKA_SSL=true, or use scram-sha-256 or scram-sha-512',
+        );
     } else if (c.KAFKA_SASL_USERNAME || c.KAFKA_SASL_PASSWORD) {
       need(
         'KAFKA_SASL_MECHANISM',

@@ -51,6 +51,15 @@ describe('import sources', () => {
     }
   });
 
+  it('a .json file may start with a UTF-8 byte order mark, as spreadsheets write one', async () => {
+    for (const size of [1, 2, 1000]) {
+      const items = await all(
+        jsonArrayItems('f.json', chunks('\uFEFF[{"a":1},{"b":2}]', size), { offset: 0, line: 0 }),
+      );
+      expect(items.map((i) => JSON.parse(i.text!))).toEqual([{ a: 1 }, { b: 2 }]);
+    }
+  });
+
   it('names what is wrong with a file', async () => {
     expect(() => formatOf('x.parquet')).toThrow(/unknown file extension "\.parquet"/);
     expect(formatOf('x.CSV.gz')).toEqual({ format: 'csv', gzip: true });
