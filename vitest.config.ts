@@ -1,18 +1,55 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The integration files that run a second time against a real ClickHouse server (the `server` project):
+ * the storage, ingest, API and fault suites. Each file says in its header which modes it covers; a file
+ * not listed here is embedded-only and says why (docs/development.md, "Test modes").
+ */
+export const SERVER_SUITES = [
+  'test/integration/api-contract.test.ts',
+  'test/integration/ingest-route.test.ts',
+];
+
+const shared = {
+  // chDB binds one data directory per process: every test file runs in its own process.
+  pool: 'forks' as const,
+  fileParallelism: true,
+  maxWorkers: 2,
+  testTimeout: 60_000,
+  hookTimeout: 180_000,
+};
+
+// A real Kafka broker for the run (KAFKA_BROKERS, else Docker, else local jars via Maven).
+const kafka = 'test/support/kafka-global-setup.ts';
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // A real Kafka broker for the run (KAFKA_BROKERS, else Docker, else local jars via Maven).
-    globalSetup: ['test/support/kafka-global-setup.ts'],
-    // chDB binds one data directory per process: every test file runs in its own process.
-    pool: 'forks',
-    fileParallelism: true,
-    maxWorkers: 2,
-    testTimeout: 60_000,
-    hookTimeout: 180_000,
     // The JSON report is what .ci/run counts (its closing "N passed, N failed" line).
     reporters: ['default', 'json'],
     outputFile: { json: '.cache/test-results.json' },
+    projects: [
+      // No broker, server or browser: seconds (npm run test:unit).
+      { test: { ...shared, name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      {
+        test: {
+          ...shared,
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: [kafka],
+        },
+      },
+      { test: { ...shared, name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
+      {
+        // The same files against a real ClickHouse 26.x server started by scripts/clickhouse-server.mjs;
+        // every test service gets a database of its own there (test/support/service.ts).
+        test: {
+          ...shared,
+          name: 'server',
+          include: SERVER_SUITES,
+          globalSetup: [kafka, 'test/support/clickhouse-global-setup.ts'],
+          setupFiles: ['test/support/clickhouse-server-env.ts'],
+        },
+      },
+    ],
   },
 });

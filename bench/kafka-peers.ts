@@ -3,10 +3,30 @@
  * pure-JS client (@platformatic/kafka) against kafkajs, and ClickHouse's own Kafka table engine in the
  * same embedded chDB. Bench-only code: nothing here is used by the service.
  */
-import { Consumer, Producer, stringSerializers } from '@platformatic/kafka';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Db } from '../shared/clickhouse/client.js';
 import { ACTIVITY_ENUM } from '../shared/clickhouse/schema.js';
+import { importPeer } from './peer-package.js';
+
+/** The part of @platformatic/kafka used here (installed on first use: ./peer-package.ts). */
+interface PlatformaticKafka {
+  Consumer: new (options: object) => {
+    consume(options: object): Promise<{
+      on(event: 'error' | 'data', listener: (arg: unknown) => void): unknown;
+      close(): Promise<void>;
+    }>;
+    close(force: boolean): Promise<void>;
+  };
+  Producer: new (options: object) => {
+    send(options: {
+      acks: number;
+      messages: { topic: string; key: string; value: string }[];
+    }): Promise<unknown>;
+    close(): Promise<void>;
+  };
+  stringSerializers: object;
+}
+const platformatic = () => importPeer<PlatformaticKafka>('@platformatic/kafka', '1.35.0');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -62,6 +82,7 @@ export async function platformaticConsume(
   topic: string,
   total: number,
 ): Promise<ConsumeRate> {
+  const { Consumer } = await platformatic();
   const consumer = new Consumer({
     groupId: `raw-pk-${Math.random().toString(36).slice(2)}`,
     clientId: 'bench-pk',
@@ -117,6 +138,7 @@ export async function platformaticProduce(
   topic: string,
   batches: Message[][],
 ): Promise<number> {
+  const { Producer, stringSerializers } = await platformatic();
   const producer = new Producer({
     clientId: 'bench-pk',
     bootstrapBrokers: [brokers],

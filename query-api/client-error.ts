@@ -14,7 +14,8 @@ const TIMEOUTS = new Set(['ERR_HTTP_REQUEST_TIMEOUT', 'HPE_HEADER_TIMEOUT']);
  * a head that never completes) gets the API's error object instead of Node's bare answer, where
  * an answer can still be written (docs/api.md "Errors"). There is no request object here: the answer is
  * written on the socket as it is. The log line carries only the parser's code: `err.rawPacket` holds the
- * request's bytes, api key and Authorization header included.
+ * request's bytes, api key and Authorization header included. The answer half-closes the socket; that a
+ * client which never reads it cannot keep it is query-api/connection-limits.ts's part (HTTP_CLOSE_GRACE_MS).
  */
 export function answerClientErrors(server: Server, log: Logger): void {
   server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {

@@ -4,14 +4,20 @@ import type { Config } from '../shared/config.js';
 import { credentialsValid } from './api12/auth.js';
 import { notAllowed, notAllowedForCaller, serviceUnavailable, tooManyRequests } from './api12/errors.js';
 import { BodyBudget } from './body-budget.js';
+import { peerKey } from './peer-address.js';
 import { RateLimiter } from './rate-limit.js';
 
 /** What the edge checks about a caller before reading a byte of its body (docs/api.md, errors). */
 export interface EdgeGuards {
   /** Whether the user id segment names an active user whose key is `apiKey`. */
   credentials: (userIdSegment: string, apiKey: string) => Promise<boolean>;
-  /** Per user_id, when RATE_LIMIT_PER_KEY is set. */
+  /** Calls with valid credentials, per user (bucketKey), when RATE_LIMIT_PER_KEY is set. */
   limiter: RateLimiter | undefined;
+  /**
+   * Failed attempts (unknown user, wrong key), per user and peer address (failureKey), when
+   * RATE_LIMIT_PER_KEY is set: a guesser spends its own budget, never the right key's.
+   */
+  failures: RateLimiter | undefined;
   bodies: BodyBudget;
 }
 
@@ -19,12 +25,29 @@ export function edgeGuards(config: Config, catalog: Catalog): EdgeGuards {
   return {
     credentials: (userId, apiKey) => credentialsValid(catalog, userId, apiKey),
     limiter: config.RATE_LIMIT_PER_KEY > 0 ? new RateLimiter(config.RATE_LIMIT_PER_KEY) : undefined,
+    failures: config.RATE_LIMIT_PER_KEY > 0 ? new RateLimiter(config.RATE_LIMIT_PER_KEY) : undefined,
     bodies: new BodyBudget(config.HTTP_BODY_BUDGET_MB * 1024 * 1024),
   };
 }
 
-/** A bucket per user_id as named in the path; a long segment is cut (it is no user id anyway). */
-export const bucketKey = (userIdSegment: string) => userIdSegment.slice(0, 32);
+/**
+ * The user a user id segment names, as the credentials check reads it (`028` and `28` are user 28), or
+ * undefined when it names none (not digits): the bucket belongs to the user, not to a spelling of its id.
+ */
+export function canonicalUserId(userIdSegment: string): string | undefined {
+  if (!/^\d{1,64}$/.test(userIdSegment)) return undefined;
+  return userIdSegment.replace(/^0+(?=\d)/, '');
+}
+
+/** The rate limit's bucket of a caller with valid credentials: its user (docs/api.md, rate limits). */
+export const bucketKey = (userIdSegment: string) => canonicalUserId(userIdSegment) ?? '-';
+
+/**
+ * The bucket of failed attempts: the user as above (every segment that is no user id shares one) and the
+ * peer address (query-api/peer-address.ts), so that an outsider who knows a user id spends only its own.
+ */
+export const failureKey = (userIdSegment: string, address: string | undefined) =>
+  `${bucketKey(userIdSegment)} ${peerKey(address)}`;
 
 /**
  * A list_id given in the query string, for the 101's message. The body is never read for it: an
@@ -43,10 +66,16 @@ const bodyPending = (req: Request) =>
   (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0);
 
 /**
- * Before the body is read, in this order: the caller's rate limit (429, so a key cannot be guessed
- * faster than the limit, whatever the key), the credentials in the path (101), then room in the body
- * budget (503). Only an authenticated caller's body is ever buffered. An answer given before the body
- * has arrived closes the connection: the rest of the body is not waited for.
+ * Before the body is read, in this order (docs/api.md, errors and rate limits):
+ * 1. the failed-attempt budget of this user id from this peer address: a token is taken before the
+ *    credentials are looked at, so an address over it gets 429 whatever the key (a guesser cannot tell a
+ *    right key by its answer, and guesses no faster than the limit), and given back when the
+ *    credentials are right (a caller with the right key spends nothing of it);
+ * 2. the credentials in the path (101);
+ * 3. the user's own budget (429), only for valid credentials: failures never spend it;
+ * 4. room in the body budget (503).
+ * Only an authenticated caller's body is ever buffered. An answer given before the body has arrived
+ * closes the connection: the rest of the body is not waited for.
  */
 export function guardCaller(guards: EdgeGuards, bodyLimit: number): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -55,13 +84,17 @@ export function guardCaller(guards: EdgeGuards, bodyLimit: number): RequestHandl
       next(err);
     };
     const userId = String(req.params.userId);
-    const taken = guards.limiter?.take(bucketKey(userId));
-    if (taken && !taken.ok) return refuse(tooManyRequests(taken.retryAfterSeconds));
+    const failed = failureKey(userId, req.socket.remoteAddress);
+    const gate = guards.failures?.take(failed);
+    if (gate && !gate.ok) return refuse(tooManyRequests(gate.retryAfterSeconds));
     guards.credentials(userId, String(req.params.apiKey)).then((ok) => {
       if (!ok) {
         const listId = queryListId(req);
         return refuse(listId === undefined ? notAllowedForCaller() : notAllowed(listId));
       }
+      guards.failures?.give(failed);
+      const taken = guards.limiter?.take(bucketKey(userId));
+      if (taken && !taken.ok) return refuse(tooManyRequests(taken.retryAfterSeconds));
       if (!guards.bodies.reserve(req, bodyLimit))
         return refuse(serviceUnavailable('too many request bodies in flight', 1));
       next();

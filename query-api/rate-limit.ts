@@ -47,6 +47,19 @@ export class RateLimiter {
     return ok ? { ok } : { ok, retryAfterSeconds: Math.max(1, Math.ceil((1 - b.tokens) / this.perSecond)) };
   }
 
+  /**
+   * Gives back a token taken for a request that turned out not to count (a failed-attempt token taken
+   * before the credentials were checked, when they were right); never above the burst.
+   */
+  give(key: string): void {
+    const b = this.buckets.get(key);
+    if (!b) return; // forgotten meanwhile: it is full again anyway
+    const now = this.now();
+    b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.perSecond + 1);
+    b.at = now;
+    this.buckets.set(key, b);
+  }
+
   /** Buckets held now (for tests and metrics). */
   get size(): number {
     return this.buckets.size;

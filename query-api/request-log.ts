@@ -17,10 +17,11 @@ export function requestIdOf(incoming: string | undefined): string {
  */
 export function requestFields(req: Request, res: Response): Record<string, unknown> {
   const route = (req.route as { path?: unknown } | undefined)?.path;
+  const mount = res.locals.staticRoute;
   return {
     req_id: res.locals.requestId,
     method: req.method,
-    route: typeof route === 'string' ? route : null,
+    route: typeof route === 'string' ? route : typeof mount === 'string' ? mount : null,
     ...(typeof res.locals.operation === 'string' ? { operation: res.locals.operation } : {}),
   };
 }
@@ -32,7 +33,25 @@ export function requestFields(req: Request, res: Response): Record<string, unkno
 const STATIC_ASSET = /^\/(dashboard|docs)\/.+\.(js|mjs|css|map|png|svg|ico|webp|woff2?|ttf)$/;
 
 /**
- * The `request` line once the answer is finished, at info (debug for a static asset below 400), or when
+ * Files served by a static mount have no route pattern: they are named by their mount, the page itself
+ * as `/dashboard/` and the rest as `/dashboard/*` (likewise /docs). Only the mount, never the file's path.
+ */
+function staticRoute(path: string): string | undefined {
+  const m = /^\/(dashboard|docs)(\/.*)?$/.exec(path);
+  if (!m) return undefined;
+  return !m[2] || m[2] === '/' || m[2] === '/index.html' ? `/${m[1]}/` : `/${m[1]}/*`;
+}
+
+/**
+ * The dashboard marks the calls of its per-workflow breakdown (two per workflow: a 50-workflow list makes
+ * 100), which are debug when answered below 400 like a static file; the view's own calls stay info.
+ * A refusal or failure stays info whoever asks.
+ */
+const ROUTINE_PART = 'breakdown';
+
+/**
+ * The `request` line once the answer is finished, at info (debug for a routine one below 400: a static
+ * asset, a breakdown call), or when
  * the client went away before it was complete, without a status. Nothing is built when info is off.
  */
 export function logWhenAnswered(
@@ -57,7 +76,7 @@ export function logWhenAnswered(
 
 /**
  * Request id in and out (`X-Request-Id`), and one `request` line per answered request: info, except
- * a static asset answered below 400, which is debug.
+ * a static asset or a dashboard breakdown call answered below 400, which is debug.
  */
 export function requestLog(log: Logger) {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -68,7 +87,11 @@ export function requestLog(log: Logger) {
     res.locals.requestId = id;
     res.setHeader('X-Request-Id', id);
     // Read now: a mounted router rewrites req.url while it serves the request.
-    const asset = (req.method === 'GET' || req.method === 'HEAD') && STATIC_ASSET.test(req.path);
+    const asset =
+      ((req.method === 'GET' || req.method === 'HEAD') && STATIC_ASSET.test(req.path)) ||
+      req.get('x-dashboard-part') === ROUTINE_PART;
+    const mount = staticRoute(req.path);
+    if (mount) res.locals.staticRoute = mount;
     logWhenAnswered(log, res, started, () => requestFields(req, res), asset);
     // Every line logged while this request is served (operations included) carries its id.
     withLogContext({ req_id: id }, next);

@@ -5,8 +5,9 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import type { Config } from '../shared/config.js';
+import { maxConnectionsPerAddress, type Config } from '../shared/config.js';
 import { badRequest } from './api12/errors.js';
+import { limitConnections } from './connection-limits.js';
 import { requestIdOf } from './request-log.js';
 
 /**
@@ -40,7 +41,8 @@ function requireHost(next: RequestListener): RequestListener {
  * The listener's limits (docs/operations.md, HTTP limits): short deadlines for a request's head and for
  * the whole request, so a slow or never-finished request cannot hold a connection and its buffers for
  * minutes (Node's defaults are 60 s and 300 s), and a cap on connections open at once (further ones
- * are closed as they arrive).
+ * are closed as they arrive), of which one peer address holds at most its share; and no socket kept
+ * open past its answer (query-api/connection-limits.ts).
  */
 export function createLimitedServer(app: RequestListener, config: Config): Server {
   const server = createServer(
@@ -53,6 +55,12 @@ export function createLimitedServer(app: RequestListener, config: Config): Serve
     requireHost(app),
   );
   applyServerLimits(server, config);
+  // No socket outlives its answer by more than a grace, and one address gets a share of the connections.
+  limitConnections(server, {
+    perAddress: maxConnectionsPerAddress(config),
+    closeGraceMs: config.HTTP_CLOSE_GRACE_MS,
+    stallMs: config.HTTP_REQUEST_TIMEOUT_MS,
+  });
   return server;
 }
 

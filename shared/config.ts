@@ -166,8 +166,8 @@ const envSchema = z.object({
   /** Records per ClickHouse write when a body or Kafka batch is larger. */
   INGEST_BATCH_SIZE: int(100_000, 1, 1_000_000),
   /**
-   * API calls per second per user_id (docs/api.md, rate limits), burst twice that; 0: off. Calls with an
-   * unknown user or a wrong key count against the bucket of the user_id they name.
+   * API calls per second per user (docs/api.md, rate limits), burst twice that; 0: off. Calls with an
+   * unknown user or a wrong key count against a bucket of their own per user id and peer address.
    */
   RATE_LIMIT_PER_KEY: int(0, 0, 1_000_000),
   /** How long a client may take to send a request's head (ms), then 408 and the connection is closed. */
@@ -176,6 +176,20 @@ const envSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: int(30_000, 1_000, 600_000),
   /** Connections open at once; further ones are closed as they arrive. */
   HTTP_MAX_CONNECTIONS: int(1_000, 1, 1_000_000),
+  /**
+   * Connections open at once from one peer address (an IPv6 peer: its /64), so that one address cannot
+   * take every connection; further ones from it are closed as they arrive. Unset: a quarter of
+   * HTTP_MAX_CONNECTIONS (`maxConnectionsPerAddress`). Behind a balancer every caller is the balancer.
+   */
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: optionalString.pipe(
+    z.coerce.number<string>().int().min(1).max(1_000_000).optional(),
+  ),
+  /**
+   * How long a connection the service has answered and closed its side of (an error answer, a
+   * `Connection: close` answer) stays open for the client to read the answer and close, once the answer
+   * is handed to the system (ms); then it is destroyed, whether or not the client ever read.
+   */
+  HTTP_CLOSE_GRACE_MS: int(2_000, 100, 60_000),
   /** MiB that API request bodies in flight may hold together; over it a body is refused with 503. */
   HTTP_BODY_BUDGET_MB: int(64, 1, 65_536),
 });
@@ -222,6 +236,15 @@ const configSchema = envSchema
         path: ['CLICKHOUSE_CLUSTER'],
         message: 'needs CLICKHOUSE_URL (a cluster is a ClickHouse server setting)',
       });
+    if (
+      c.HTTP_MAX_CONNECTIONS_PER_ADDRESS !== undefined &&
+      c.HTTP_MAX_CONNECTIONS_PER_ADDRESS > c.HTTP_MAX_CONNECTIONS
+    )
+      ctx.addIssue({
+        code: 'custom',
+        path: ['HTTP_MAX_CONNECTIONS_PER_ADDRESS'],
+        message: `must not exceed HTTP_MAX_CONNECTIONS (${c.HTTP_MAX_CONNECTIONS})`,
+      });
     // Node requires the head's deadline to fall within the whole request's.
     if (c.HTTP_HEADERS_TIMEOUT_MS > c.HTTP_REQUEST_TIMEOUT_MS)
       ctx.addIssue({
@@ -234,6 +257,11 @@ const configSchema = envSchema
   .transform((c) => ({ ...c, BACKUP_ROOT: c.BACKUP_ROOT ?? resolve(c.DATA_DIR, 'backups') }));
 
 export type Config = z.output<typeof configSchema>;
+
+/** HTTP_MAX_CONNECTIONS_PER_ADDRESS, or its default: a quarter of HTTP_MAX_CONNECTIONS (at least 1). */
+export function maxConnectionsPerAddress(c: Config): number {
+  return c.HTTP_MAX_CONNECTIONS_PER_ADDRESS ?? Math.max(1, Math.floor(c.HTTP_MAX_CONNECTIONS / 4));
+}
 
 export class ConfigError extends Error {}
 

@@ -43,13 +43,26 @@ export interface RenderAnswer {
 
 const base = '/api/1.2/rest';
 
-export async function callApi<T>(session: Session, operation: string, params: object = {}): Promise<T> {
+/**
+ * `part: 'breakdown'` marks one of the many per-workflow calls of a view, which the service logs at debug
+ * when answered (docs/operations.md "Logs"), so one view writes a handful of info lines, not a hundred.
+ */
+export async function callApi<T>(
+  session: Session,
+  operation: string,
+  params: object = {},
+  part?: 'breakdown',
+): Promise<T> {
   const url = `${base}/${encodeURIComponent(session.userId)}/${encodeURIComponent(session.apiKey)}/${operation}.json`;
   let res: Response;
   try {
     res = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        ...(part ? { 'x-dashboard-part': part } : {}),
+      },
       body: JSON.stringify(params),
       cache: 'no-store',
       credentials: 'omit',

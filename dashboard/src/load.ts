@@ -96,8 +96,9 @@ export async function reload(): Promise<void> {
   await loadBreakdown(seq, session, period, comparable, common, current.length);
 }
 
+/** The breakdown's calls, two per workflow: logged at debug by the service. */
 const fetchRecords = (session: Session, params: object) =>
-  callApi<StatsRecord[]>(session, 'automation.stats', params);
+  callApi<StatsRecord[]>(session, 'automation.stats', params, 'breakdown');
 
 /** Two stats calls per workflow (this period and the previous one), a few workflows at a time. */
 async function loadBreakdown(

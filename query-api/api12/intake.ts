@@ -131,7 +131,8 @@ const mediaType = (contentType: string | undefined) => contentType?.split(';')[0
 
 /**
  * A body is read by what it is, not only by what its header claims (docs/api.md "Parameters"): the current PHP
- * client posts a JSON object under `application/x-www-form-urlencoded`. An empty body, and `[]` (how
+ * client posts a JSON object under `application/x-www-form-urlencoded`, the WordPress plugin a form body
+ * under `application/json`. An empty body, and `[]` (how
  * PHP's json_encode writes "no arguments"), are no params; another JSON array is positional params.
  * Throws 406 `Invalid param body: …` when the body cannot be read.
  */
@@ -152,7 +153,27 @@ export async function parseBody(body: Buffer | undefined, contentType: string | 
   if (type === 'application/x-www-form-urlencoded') return parseForm(text, 'body');
   // No or another content type: form fields when it looks like them.
   if (!type.includes('json') && text.includes('=')) return parseForm(text, 'body');
+  // Labelled JSON, but what the platform's WordPress plugin and Magento 2 module send under that label:
+  // their params form-encoded by http_build_query. Read as a form only when it is one, byte for byte.
+  if (isFormEncoded(text)) return parseForm(text, 'body');
   throw invalidParam('body', 'not valid JSON');
+}
+
+/**
+ * A field of a form body as a form encoder writes it (PHP's http_build_query, URLSearchParams): a
+ * non-empty name, `=`, a value, both of characters that need no escaping in a URL or of %-escapes; a
+ * space is `+`. Brackets may stand as they are in a name (`a[0]=1`, as some encoders leave them).
+ */
+const FORM_FIELD =
+  /^(?:[A-Za-z0-9\-._~!$'()*,;:@/?+[\]]|%[0-9A-Fa-f]{2})+=(?:[A-Za-z0-9\-._~!$'()*,;:@/?+=]|%[0-9A-Fa-f]{2})*$/;
+
+/**
+ * Whether a body labelled JSON is a well-formed form body (docs/api.md "Parameters"): one or more fields
+ * joined by `&`, each FORM_FIELD. Anything else (a space, a quote, a brace, a line break, a field without
+ * `=` or with a broken %-escape) is not: it stays the 406 of a body that is not valid JSON.
+ */
+function isFormEncoded(text: string): boolean {
+  return text.split('&').every((field) => FORM_FIELD.test(field));
 }
 
 function readJson(text: string): { value: unknown } | undefined {

@@ -4,8 +4,8 @@
  * (the XML-RPC encoder, a test) gets it from `value()` or through `toJSON()`, parsed once on demand.
  *
  * The render worker makes these (render/worker.ts), so the event loop neither copies the rendered
- * content between threads as a string nor serialises it a second time (BENCHMARKS.md, "Render HTTP
- * path: the answer as bytes, params copied once").
+ * content between threads as a string nor serialises it a second time (BENCHMARKS.md's history,
+ * 2026-11-23).
  */
 export class JsonAnswer<T = unknown> {
   private parsed: { value: T } | undefined;

@@ -43,7 +43,7 @@ function nextArrival(): number {
 /**
  * The change poll's fingerprint of the catalog table (`Catalog.startPolling`), from the engine's list of
  * the table's parts, not its rows, so a poll costs the same at 10 lists as at 10,000 (it read the whole
- * arrival column four times a second; BENCHMARKS.md, "Issue 20 at a glance"). Every insert takes a new
+ * arrival column four times a second; BENCHMARKS.md's history). Every insert takes a new
  * block number, and a merge keeps the range of the parts it merges, so the highest block number moves with
  * inserts only; a delete is a mutation, whose number every part it rewrote carries as its data version (a
  * part never mutated has its first block's number there) and keeps through merges. The table's UUID tells

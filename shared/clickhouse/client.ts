@@ -11,6 +11,7 @@ import type { Config } from '../config.js';
 import { clickhouseFailed } from '../metrics.js';
 import type { Logger } from '../log.js';
 import { PermanentError, waitFor } from '../retry.js';
+import { dataDirHolder, dataDirInUseMessage } from './data-dir-holder.js';
 
 export type Params = Record<string, unknown>;
 
@@ -97,7 +98,7 @@ export const MIN_SERVER_VERSION = { major: 24, minor: 8 } as const;
  * kafka_progress through GROUP BY or argMax), since parts are merged later anyway, and the blocks we insert
  * have no two rows of one key (the day recompute writes each answer row once; the daily_sets view groups
  * by its key). A 75k-record batch over 10,000 lists has its recompute insert 255k rows in 290-345 ms
- * instead of 475-540 ms (BENCHMARKS.md, "Issue 20 at a glance").
+ * instead of 475-540 ms (BENCHMARKS.md's history).
  */
 export const STORE_SETTINGS = { optimize_on_insert: 0 } as const satisfies ClickHouseSettings;
 
@@ -275,6 +276,9 @@ async function openEmbedded(config: Config): Promise<Db> {
   const path = resolve(config.DATA_DIR);
   // The whole store is in here: only this user may enter what we create (docs/operations.md "Start-up").
   mkdirSync(path, { recursive: true, mode: 0o700 });
+  // Asked before the engine, whose refusal is a raw exception on stderr.
+  const holder = dataDirHolder(path);
+  if (holder) throw new PermanentError(dataDirInUseMessage(path, holder));
   const { chdb, session, connect } = await openChdb(path, config.BACKUP_ROOT);
   // chdb ships its own copy of the client-common types; the runtime interface is the same.
   const client = createClient({ connection: chdb as unknown as ClientConnection });

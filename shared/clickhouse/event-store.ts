@@ -53,7 +53,7 @@ export function eventRow({ record: r, day, gen = 0 }: DatedActivity, ingestedAt:
  * The batch's event_ids already taken within the dedup window. The ids in PREWHERE: left to itself the
  * engine filters on first_seen first (the smaller column), which every recent row passes, and then reads
  * event_id of all of them; a 25k-id batch against a 1M-id ledger of unmerged parts took 94 ms that way and
- * 39 ms this way (BENCHMARKS.md, "Issue 20 at a glance").
+ * 39 ms this way (BENCHMARKS.md's history).
  */
 const SEEN_IN_WINDOW = `
   SELECT event_id FROM event_ids
@@ -79,7 +79,7 @@ const recomputeScopes = (where: string) => `
 /**
  * The rows whose (list, gen, day, …columns) is one of the batch's. Only the tuple set: the engine prunes
  * partitions and the key by it (EXPLAIN: "toYYYYMM(day) in set", "(list_id, day) in set"); day bounds
- * beside it made the recompute slower, not faster (BENCHMARKS.md, "Issue 20 at a glance").
+ * beside it made the recompute slower, not faster (BENCHMARKS.md's history).
  */
 const inBatch = (...columns: string[]) => {
   const tuple = ['list_id', 'gen', 'day', ...columns].join(', ');

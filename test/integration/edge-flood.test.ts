@@ -35,6 +35,9 @@ beforeAll(async () => {
       HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
       HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
       HTTP_MAX_CONNECTIONS: String(MAX_CONNECTIONS),
+      // Every connection here is from 127.0.0.1: this file is about memory and the overall cap; one
+      // address's share of it is test/integration/edge-sockets.test.ts's.
+      HTTP_MAX_CONNECTIONS_PER_ADDRESS: String(MAX_CONNECTIONS),
       HTTP_BODY_BUDGET_MB: '16',
       // RSS here should count what the service holds, not short-lived garbage V8 has not collected yet:
       // Node 26's larger young generation kept 70–160 MiB more of it than Node 20 under the same flood

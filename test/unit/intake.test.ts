@@ -184,9 +184,39 @@ describe('parseBody: a body is read by what it is', () => {
   it('reads form fields sent without a content type', async () => {
     expect(plain(await parseBody(buf('list_id=5&days=3'), undefined))).toEqual({ list_id: '5', days: '3' });
   });
+  it('a form body labelled JSON (the WordPress plugin, the Magento 2 module) is read as a form body (issue 32)', async () => {
+    // http_build_query of ['list_id' => 1, 'workflow_ids' => [3, 4], 'start_date' => '2025-10-20'].
+    const wire = 'list_id=1&workflow_ids%5B0%5D=3&workflow_ids%5B1%5D=4&start_date=2025-10-20';
+    for (const type of ['application/json', 'application/json; charset=utf-8', 'text/json'])
+      expect(plain(await parseBody(buf(wire), type))).toEqual({
+        list_id: '1',
+        workflow_ids: ['3', '4'],
+        start_date: '2025-10-20',
+      });
+    expect(
+      plain(await parseBody(buf('params%5Bcustomer%5D%5Bname%5D=Ana+Maria&x='), 'application/json')),
+    ).toEqual({
+      params: { customer: { name: 'Ana Maria' } },
+      x: '',
+    });
+    expect(plain(await parseBody(buf('list_id=5'), 'application/json'))).toEqual({ list_id: '5' });
+  });
+  it('a body labelled JSON that is neither JSON nor a well-formed form body → 406', async () => {
+    for (const body of [
+      'list_id = 5', // spaces: no form encoder writes them
+      'list_id=5&days', // a field without =
+      '=5', // no name
+      'list_id=5&&days=3', // an empty field
+      'list_id=%zz', // a broken %-escape
+      'list_id=5\ndays=3', // a control character (lines)
+      'list_id="5"', // a quote: an encoder escapes it
+      'hello',
+    ])
+      await expectInvalidBody(parseBody(buf(body), 'application/json'));
+  });
   it('a body that is not JSON but meant as JSON → 406 naming the body', async () => {
     await expectInvalidBody(parseBody(buf('{"list_id": 5'), 'application/json'));
-    await expectInvalidBody(parseBody(buf('list_id=5'), 'application/json'));
+    await expectInvalidBody(parseBody(buf('[list_id]=5'), 'application/json'));
     await expectInvalidBody(parseBody(buf('{"__0__": 101'), FORM)); // a truncated PHP client body
     await expectInvalidBody(parseBody(buf('hello'), undefined));
   });

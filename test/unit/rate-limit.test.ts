@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { bucketKey, canonicalUserId, failureKey } from '../../query-api/edge-guard.js';
 import { RateLimiter } from '../../query-api/rate-limit.js';
 
 describe('RateLimiter (token buckets per user_id)', () => {
@@ -29,5 +30,29 @@ describe('RateLimiter (token buckets per user_id)', () => {
     const small = new RateLimiter(10, 1000);
     for (let i = 0; i < 100_000; i++) small.take(String(i));
     expect(small.size).toBe(1000);
+  });
+});
+
+describe('RateLimiter.give and the bucket keys (issue 32, points 3 and 4)', () => {
+  it('a token given back is there again, never above the burst', () => {
+    const now = 1_000_000;
+    const limiter = new RateLimiter(2, 1000, () => now);
+    for (let i = 0; i < 4; i++) expect(limiter.take('k').ok).toBe(true);
+    expect(limiter.take('k').ok).toBe(false);
+    limiter.give('k');
+    expect(limiter.take('k').ok).toBe(true);
+    expect(limiter.take('k').ok).toBe(false);
+    for (let i = 0; i < 10; i++) limiter.give('k');
+    expect(Array.from({ length: 6 }, () => limiter.take('k')).filter((t) => t.ok)).toHaveLength(4);
+  });
+
+  it('a user id is its user whatever its spelling; failures are keyed by user and peer address', () => {
+    expect(['28', '028', '00000000028'].map(bucketKey)).toEqual(['28', '28', '28']);
+    expect(bucketKey('0')).toBe('0');
+    expect(canonicalUserId('12a')).toBeUndefined();
+    expect(bucketKey('abc')).toBe(bucketKey('xyz')); // no user id: one bucket for all of them
+    expect(failureKey('028', '::ffff:127.0.0.2')).toBe(failureKey('28', '127.0.0.2'));
+    expect(failureKey('28', '127.0.0.2')).not.toBe(failureKey('28', '127.0.0.3'));
+    expect(failureKey('28', '127.0.0.2')).not.toBe(failureKey('29', '127.0.0.2'));
   });
 });
