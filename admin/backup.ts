@@ -12,6 +12,9 @@ import {
 import { Db, openChdb, openDb } from '../shared/clickhouse/client.js';
 import { loadConfig } from '../shared/config.js';
 import { ErasureStore, type Erasure } from '../shared/clickhouse/erasure-store.js';
+import { compareTables, IDENTIFIER, tablesOf } from '../shared/clickhouse/backup-shape.js';
+import { migrate } from '../shared/clickhouse/migrate.js';
+import { MIGRATIONS } from '../shared/clickhouse/migrations.js';
 import { pairsOfFile } from './erase.js';
 import { createLogger } from '../shared/log.js';
 
@@ -33,12 +36,16 @@ export async function backup(dir: string | undefined, url: string): Promise<numb
  * (docs/lifecycle.md, "What a restore trusts"). Nothing is left half-done: a failed or refused restore
  * removes what it wrote.
  */
-export async function restore(dir: string | undefined, erasuresFile?: string): Promise<number> {
+export async function restore(
+  dir: string | undefined,
+  erasuresFile?: string,
+  fromDatabase?: string,
+): Promise<number> {
   if (!dir) throw new UsageError('restore: give the backup directory to restore from');
   const config = loadConfig();
   // Read before anything is written: a bad file is refused while DATA_DIR is still untouched.
   const replay = erasuresFile === undefined ? undefined : erasuresToReplay(erasuresFile);
-  if (config.CLICKHOUSE_URL) return restoreOnServer(config, resolve(dir));
+  if (config.CLICKHOUSE_URL) return restoreOnServer(config, resolve(dir), fromDatabase);
   let source: string;
   let manifest;
   try {
@@ -128,28 +135,90 @@ async function erasuresAfterBackup(
   );
 }
 
-/** With CLICKHOUSE_URL: ClickHouse's own RESTORE, into a database that holds no tables. */
-async function restoreOnServer(config: ReturnType<typeof loadConfig>, source: string): Promise<number> {
-  const db = await openDb(config, createLogger('warn'));
+/**
+ * With CLICKHOUSE_URL: ClickHouse's own RESTORE of the backup's database (`fromDatabase`, the source's
+ * CLICKHOUSE_DATABASE: the server writes no manifest that says it) AS CLICKHOUSE_DATABASE, a database with
+ * no tables. The backup is on the server's disk, which this process cannot read: its tables are checked
+ * after the RESTORE against those our migrations create (in a scratch database of the server), and the
+ * restored database is dropped when they differ.
+ */
+async function restoreOnServer(
+  config: ReturnType<typeof loadConfig>,
+  source: string,
+  fromDatabase: string | undefined,
+): Promise<number> {
+  const target = config.CLICKHOUSE_DATABASE;
+  const from = fromDatabase ?? target;
+  if (!IDENTIFIER.test(from))
+    throw new UsageError(`restore: --from-database ${JSON.stringify(from)} is not a database name`);
+  const log = createLogger('warn');
+  const db = await openDb(config, log);
   try {
     const [row] = await db.query<{ n: number }>(
-      'SELECT count() AS n FROM system.tables WHERE database = currentDatabase()',
-      {},
+      'SELECT count() AS n FROM system.tables WHERE database = {target:String}',
+      { target },
       { output_format_json_quote_64bit_integers: 0 },
     );
     if ((row?.n ?? 0) > 0)
       throw new UsageError(
-        `restore: database ${config.CLICKHOUSE_DATABASE} on ${config.CLICKHOUSE_URL} is not empty; restore into a new database (CLICKHOUSE_DATABASE)`,
+        `restore: database ${target} on ${config.CLICKHOUSE_URL} is not empty; restore into a new database (CLICKHOUSE_DATABASE)`,
       );
     // The server reads the backup from its own disk: DIR is a path on the server (its backups.allowed_path).
-    await db.command(
-      `RESTORE DATABASE ${config.CLICKHOUSE_DATABASE} FROM File('${source.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}')`,
-      {},
-      { allow_non_empty_tables: 0 },
-    );
+    // openDb created the (empty) target database: RESTORE fills it (allow_non_empty_tables is a setting of
+    // RESTORE, not of the query, and its default refuses a table that exists).
+    try {
+      await db.command(
+        `RESTORE DATABASE ${from} AS ${target} FROM File('${source.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}')`,
+      );
+    } catch (err) {
+      throw new UsageError(`restore: the server refused the restore: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    try {
+      await checkRestoredOnServer(config, db, log);
+    } catch (err) {
+      await db.command(`DROP DATABASE IF EXISTS ${target} SYNC`).catch(() => undefined);
+      if (err instanceof BackupRequestError)
+        throw new UsageError(`restore: ${err.message}; database ${target} was dropped again`, { cause: err });
+      throw err;
+    }
   } finally {
     await db.close();
   }
-  console.log(`restored ${source} into ${config.CLICKHOUSE_DATABASE} on ${config.CLICKHOUSE_URL}`);
+  console.log(`restored ${source} (database ${from}) into ${target} on ${config.CLICKHOUSE_URL}`);
   return 0;
+}
+
+/** The restored database's tables against those of our migrations up to its schema version. */
+async function checkRestoredOnServer(
+  config: ReturnType<typeof loadConfig>,
+  db: Db,
+  log: ReturnType<typeof createLogger>,
+): Promise<void> {
+  const target = config.CLICKHOUSE_DATABASE;
+  const found = await tablesOf(db, target);
+  if (!found.has('schema_migrations'))
+    throw new BackupRequestError(
+      `the restored database ${target} has no schema_migrations: not a mailstats backup`,
+    );
+  const [v] = await db.query<{ v: number }>(
+    `SELECT max(version) AS v FROM ${target}.schema_migrations`,
+    {},
+    { output_format_json_quote_64bit_integers: 0 },
+  );
+  const scratch = 'mailstats_restore_expected';
+  await db.command(`DROP DATABASE IF EXISTS ${scratch} SYNC`);
+  const expectedDb = await openDb({ ...config, CLICKHOUSE_DATABASE: scratch }, log);
+  try {
+    await migrate(
+      expectedDb,
+      log,
+      MIGRATIONS.filter((m) => m.version <= (v?.v ?? 0)),
+    );
+    compareTables(found, await tablesOf(db, scratch), `the restored database ${target}`);
+  } finally {
+    await expectedDb.close();
+    await db.command(`DROP DATABASE IF EXISTS ${scratch} SYNC`);
+  }
 }

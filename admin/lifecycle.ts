@@ -19,7 +19,8 @@ export const LIFECYCLE_COMMANDS: Record<string, string> = {
   backup: `  backup DIR                         a point-in-time copy of the running service's store (DIR inside
                                      BACKUP_ROOT, default DATA_DIR/backups)`,
   restore: `  restore DIR [--erasures FILE]      (service stopped) fill an empty DATA_DIR from a backup; the
-                                     erasures of FILE made after it are re-applied at the next start`,
+                                     erasures of FILE made after it are re-applied at the next start;
+                                     with CLICKHOUSE_URL: --from-database NAME, the backup's database`,
   dlq: `  dlq export [--reason TEXT] [--since TIME] [FILE]   dead letters as NDJSON (Kafka mode)
   dlq stats                          dead letters counted by reason`,
 };
@@ -43,6 +44,7 @@ export const LIFECYCLE_OPTIONS = {
   since: { type: 'string' },
   at: { type: 'string' },
   erasures: { type: 'string' },
+  'from-database': { type: 'string' },
   'chunk-records': { type: 'string' },
 } as const;
 
@@ -87,7 +89,7 @@ export async function runLifecycle(
       return backup(rest[0], url);
     case 'restore':
       if (rest.length > 1) throw new UsageError('restore takes one directory');
-      return restore(rest[0], str(values.erasures));
+      return restore(rest[0], str(values.erasures), str(values['from-database']));
     case 'dlq': {
       const filter = { reason: str(values.reason), since: str(values.since) };
       if (rest[0] === 'export') return dlqExport(filter, rest[1], url);
