@@ -37,7 +37,7 @@ const GROUPS: Record<string, string> = {
 };
 import { AdminError } from './admin-http.js';
 import { ImportInputError } from './import-sources.js';
-import { LIFECYCLE_HELP, LIFECYCLE_OPTIONS, runLifecycle } from './lifecycle.js';
+import { LIFECYCLE_HELP, LIFECYCLE_OPTIONS, lifecycleCommandHelp, runLifecycle } from './lifecycle.js';
 
 const HELP = `mailstats admin: create users, keys, grants and lists, rotate the ingest token.
 
@@ -152,6 +152,15 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     strict: true,
   });
+  if (values.help && positionals.length > 0) {
+    // `admin erase --help`: that command's help only.
+    const name = positionals[0]!;
+    const help =
+      GROUPS[['users', 'lists', 'grants'].includes(name) ? 'show' : name] ?? lifecycleCommandHelp(name);
+    if (help === undefined) throw new UsageError(`unknown command "${name}" (see --help)`);
+    console.log(`Usage: npm run admin -- ${name} …\n\n${help}`);
+    return 0;
+  }
   if (values.help || positionals.length === 0) {
     console.log(HELP);
     return values.help ? 0 : 2;

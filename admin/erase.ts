@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { AdminError, adminFetch, adminPost } from './admin-http.js';
 import { UsageError } from './commands.js';
+import { parseErasureTime } from '../shared/erasure-time.js';
 
 /**
  * `erase --list N --subscriber S [--at TIME]` or `--file F` (lines `list_id,subscriber_id[,erased_at]`),
@@ -29,17 +30,13 @@ const positive = (text: string | undefined) => {
 };
 
 /**
- * An erasure time as the service takes it: RFC 3339 with an offset (`2026-11-02T10:00:00Z`), or epoch
- * milliseconds; undefined when it is neither. Whether it is in the future is the service's to say.
+ * An erasure time as the service takes it (shared/erasure-time.ts), as RFC 3339 UTC; throws a usage
+ * error naming `what` and the problem (an ambiguous number among them). The future is the service's to say.
  */
-export function erasureTime(text: string): string | undefined {
-  const t = text.trim();
-  const ms = /^\d+$/.test(t)
-    ? Number(t)
-    : /^\d{4}-\d\d-\d\dT.*(Z|[+-]\d\d:?\d\d)$/i.test(t)
-      ? Date.parse(t)
-      : NaN;
-  return Number.isSafeInteger(ms) && ms >= 0 ? new Date(ms).toISOString() : undefined;
+export function erasureTime(text: string, what: string): string {
+  const t = parseErasureTime(text);
+  if ('problem' in t) throw new UsageError(`${what}: ${t.problem}`);
+  return new Date(t.ms).toISOString();
 }
 
 /**
@@ -64,11 +61,10 @@ export function pairsOfFile(file: string, at?: string): Pair[] {
       throw new UsageError(
         `--file ${file} line ${i + 1}: expected list_id,subscriber_id[,erased_at] (two positive integers, then optionally a time)`,
       );
-    const erased_at = time === undefined || time.trim() === '' ? at : erasureTime(time);
-    if (erased_at === undefined && time !== undefined && time.trim() !== '')
-      throw new UsageError(
-        `--file ${file} line ${i + 1}: erased_at "${time.trim()}" is not a time (e.g. 2026-11-02T10:00:00Z)`,
-      );
+    const erased_at =
+      time === undefined || time.trim() === ''
+        ? at
+        : erasureTime(time, `--file ${file} line ${i + 1}: erased_at`);
     pairs.push({ list_id, subscriber_id, ...(erased_at === undefined ? {} : { erased_at }) });
   });
   if (pairs.length === 0) throw new UsageError(`--file ${file}: no list_id,subscriber_id lines`);
@@ -76,9 +72,7 @@ export function pairsOfFile(file: string, at?: string): Pair[] {
 }
 
 export function erasePairs(o: { list?: string; subscriber?: string; file?: string; at?: string }): Pair[] {
-  const at = o.at === undefined ? undefined : erasureTime(o.at);
-  if (o.at !== undefined && at === undefined)
-    throw new UsageError(`--at "${o.at}" is not a time (e.g. 2026-11-02T10:00:00Z, or epoch milliseconds)`);
+  const at = o.at === undefined ? undefined : erasureTime(o.at, '--at');
   if (o.file !== undefined) {
     if (o.list !== undefined || o.subscriber !== undefined)
       throw new UsageError('give either --file or --list and --subscriber, not both');
@@ -109,10 +103,17 @@ export async function erase(
       totals.set(l.list_id, t);
     }
   }
-  for (const l of totals.values())
+  for (const l of totals.values()) {
+    const who = `${l.subscribers} subscriber${l.subscribers === 1 ? '' : 's'}`;
+    // Nothing to delete is not an error (the erasure is recorded, and filters late copies), but it is
+    // not "erased" either: often a wrong list, subscriber id or time.
     console.log(
-      `list ${l.list_id}: ${l.subscribers} subscriber${l.subscribers === 1 ? '' : 's'} erased, ${l.deleted} records deleted`,
+      l.deleted === 0
+        ? `list ${l.list_id}: no records matched (${who}, none with activity on this list up to the erasure time); ` +
+            'the erasure is recorded: later copies of such activity are not counted'
+        : `list ${l.list_id}: ${who} erased, ${l.deleted} records deleted`,
     );
+  }
   return 0;
 }
 

@@ -9,6 +9,7 @@ import {
 import { BoundedBytes } from './bounded-bytes.js';
 
 const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+const UTF8_BOM = [0xef, 0xbb, 0xbf];
 
 /**
  * A JSON array of records, element by element, without holding the array: a byte scanner that tracks
@@ -73,6 +74,8 @@ export async function* jsonArrayItems(
         continue;
       }
       if (WS.has(c)) continue;
+      // A UTF-8 byte order mark, as spreadsheets and Windows editors write one, before the array.
+      if (state === 'start' && offset + i < 3 && c === UTF8_BOM[offset + i]) continue;
       if (state === 'start') {
         if (c !== 0x5b)
           throw new ImportInputError(

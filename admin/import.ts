@@ -1,17 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import {
-  appendFileSync,
-  closeSync,
-  existsSync,
-  openSync,
-  readSync,
-  renameSync,
-  rmSync,
-  statSync,
-  truncateSync,
-  writeFileSync,
-  readFileSync,
-} from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { adminFetch, adminPost, AdminError } from './admin-http.js';
 import {
@@ -25,6 +13,7 @@ import {
   type SourceItem,
 } from './import-sources.js';
 import { Progress, summaryLine } from './progress.js';
+import { AppendSideFile, readSideFile, sideFileExists, writeSideFileAtomically } from './side-files.js';
 
 /**
  * `import [--resume] FILE…` (docs/lifecycle.md): a file streamed to the running service in chunks,
@@ -36,7 +25,7 @@ import { Progress, summaryLine } from './progress.js';
 
 /** Records per request: batches of ≥ 50k write 35–55% faster than 10k (measured), and fit 64 MiB. */
 const DEFAULT_CHUNK_RECORDS = 50_000;
-const CHUNK_BYTES = 48 * 1024 * 1024;
+export const CHUNK_BYTES = 48 * 1024 * 1024;
 /** Requests in flight: the next chunk is read and sent while the service writes the previous one. */
 const IN_FLIGHT = 2;
 
@@ -55,7 +44,7 @@ interface Checkpoint {
   rejectedBytes: number;
 }
 
-interface Chunk {
+export interface Chunk {
   texts: string[];
   /** Per text: its line and original, for mapping the service's rejections back. */
   meta: { line: number; original: string }[];
@@ -82,12 +71,6 @@ function fingerprint(file: string): Fingerprint {
   } finally {
     closeSync(fd);
   }
-}
-
-function writeAtomically(path: string, text: string): void {
-  const temp = `${path}.tmp`;
-  writeFileSync(temp, text);
-  renameSync(temp, path);
 }
 
 /** Every file is checked before anything is sent: its extension, that it exists and is not empty. */
@@ -134,9 +117,9 @@ async function importOne(file: string, opts: ImportOptions): Promise<{ accepted:
     rejected: 0,
     rejectedBytes: 0,
   };
-  if (!stdin && existsSync(checkpointPath)) {
+  if (!stdin && sideFileExists(checkpointPath)) {
     if (opts.resume) {
-      const cp = JSON.parse(readFileSync(checkpointPath, 'utf8')) as Checkpoint;
+      const cp = JSON.parse(readSideFile(checkpointPath)) as Checkpoint;
       if (cp.format !== format || cp.fingerprint.size !== print!.size || cp.fingerprint.head !== print!.head)
         throw new ImportInputError(
           `${file} changed since its checkpoint was written (size or content): it cannot be resumed; ` +
@@ -153,8 +136,7 @@ async function importOne(file: string, opts: ImportOptions): Promise<{ accepted:
     console.error(`${name}: no checkpoint (${checkpointPath}); importing from the start`);
   }
   // Rejections already written belong to acknowledged chunks only: cut what a killed run added later.
-  if (start.rejectedBytes > 0 && existsSync(rejectedPath)) truncateSync(rejectedPath, start.rejectedBytes);
-  else if (existsSync(rejectedPath)) rmSync(rejectedPath);
+  const rejectedFile = new AppendSideFile(rejectedPath, start.rejectedBytes);
 
   const total = stdin ? 0 : print!.size;
   const progress = new Progress(name, total, gzip ? 0 : start.offset);
@@ -186,14 +168,14 @@ async function importOne(file: string, opts: ImportOptions): Promise<{ accepted:
     }
     if (lines.length > 0) {
       const text = lines.join('\n') + '\n';
-      appendFileSync(rejectedPath, text);
+      rejectedFile.append(text);
       rejectedBytes += Buffer.byteLength(text);
     }
     accepted += answer.accepted;
     rejected += lines.length;
     progress.records(chunk.texts.length + chunk.local.length);
     if (!stdin)
-      writeAtomically(
+      writeSideFileAtomically(
         checkpointPath,
         JSON.stringify({
           format,
@@ -229,22 +211,14 @@ async function importOne(file: string, opts: ImportOptions): Promise<{ accepted:
     const { chunk, answer } = inFlight.shift()!;
     acknowledge(chunk, await answer);
   };
-  const limit = opts.chunkRecords ?? DEFAULT_CHUNK_RECORDS;
   try {
-    let chunk: Chunk = newChunk(start);
-    const flush = async () => {
+    for await (const chunk of chunksOf(source, start, opts.chunkRecords ?? DEFAULT_CHUNK_RECORDS)) {
       const answer = send(chunk);
       answer.catch(() => undefined); // awaited in order by settleOldest
       inFlight.push({ chunk, answer });
       sent += chunk.texts.length;
-      chunk = newChunk(chunk.end);
       while (inFlight.length >= IN_FLIGHT) await settleOldest();
-    };
-    for await (const item of source) {
-      add(chunk, item);
-      if (chunk.texts.length + chunk.local.length >= limit || chunk.bytes >= CHUNK_BYTES) await flush();
     }
-    if (chunk.texts.length + chunk.local.length > 0 || chunk.end.offset > start.offset) await flush();
     while (inFlight.length > 0) await settleOldest();
   } catch (err) {
     // Chunks already sent may be acknowledged: record them, so --resume does not send them again.
@@ -259,6 +233,7 @@ async function importOne(file: string, opts: ImportOptions): Promise<{ accepted:
       : new AdminError(`${name}: the import did not finish: ${why}${more}`);
   } finally {
     progress.stop();
+    rejectedFile.close();
   }
   const seconds = (Date.now() - began) / 1000;
   if (!stdin) rmSync(checkpointPath, { force: true }); // done: nothing to resume
@@ -280,13 +255,41 @@ function newChunk(from: Position): Chunk {
   return { texts: [], meta: [], local: [], end: { offset: from.offset, line: from.line }, bytes: 0 };
 }
 
-function add(chunk: Chunk, item: SourceItem): void {
+/**
+ * The items of a file in chunks of at most `limit` records and `maxBytes` bytes of body (UTF-8, as sent:
+ * counted in UTF-16 units, a chunk of CJK text was three times its measure and refused with 413, and
+ * `--resume` sent it again forever). The last chunk is yielded even when empty if the file's position
+ * moved since `from`, so that the checkpoint records it.
+ */
+export async function* chunksOf(
+  source: AsyncIterable<SourceItem>,
+  from: Position,
+  limit: number,
+  maxBytes = CHUNK_BYTES,
+): AsyncGenerator<Chunk> {
+  let chunk = newChunk(from);
+  for await (const item of source) {
+    const bytes = item.error === undefined ? Buffer.byteLength(item.text!) + 1 : 0;
+    if (chunk.texts.length > 0 && chunk.bytes + bytes > maxBytes) {
+      yield chunk;
+      chunk = newChunk(chunk.end);
+    }
+    add(chunk, item, bytes);
+    if (chunk.texts.length + chunk.local.length >= limit) {
+      yield chunk;
+      chunk = newChunk(chunk.end);
+    }
+  }
+  if (chunk.texts.length + chunk.local.length > 0 || chunk.end.offset > from.offset) yield chunk;
+}
+
+function add(chunk: Chunk, item: SourceItem, bytes: number): void {
   if (item.error !== undefined)
     chunk.local.push({ line: item.line, reason: item.error, original: item.original });
   else {
     chunk.texts.push(item.text!);
     chunk.meta.push({ line: item.line, original: item.original });
-    chunk.bytes += item.text!.length + 1;
+    chunk.bytes += bytes;
   }
   chunk.end = { offset: item.end, line: item.through };
 }

@@ -7,19 +7,34 @@ import { importFiles } from './import.js';
 
 /** The data's life cycle commands (docs/lifecycle.md), dispatched from cli.ts. */
 
+/** Each life cycle command's help, printed alone by `admin <command> --help` and together by --help. */
+export const LIFECYCLE_COMMANDS: Record<string, string> = {
+  import: `  import [--resume] FILE…            .ndjson/.jsonl, .json (an array), .csv, each optionally .gz;
+                                     - = NDJSON on stdin. Rejections go to FILE.rejected.ndjson`,
+  erase: `  erase --list N --subscriber S      erase a subscriber's activity on a list (or --file F of
+                                     list_id,subscriber_id[,erased_at] lines); --at TIME (RFC 3339, or
+                                     epoch milliseconds): replay an earlier erasure with its original time`,
+  erasures: `  erasures export [FILE]             the erasure log as CSV (list_id,subscriber_id,erased_at): keep the
+                                     newest; after restoring an older backup, restore --erasures FILE`,
+  backup: `  backup DIR                         a point-in-time copy of the running service's store (DIR inside
+                                     BACKUP_ROOT, default DATA_DIR/backups)`,
+  restore: `  restore DIR [--erasures FILE]      (service stopped) fill an empty DATA_DIR from a backup; the
+                                     erasures of FILE made after it are re-applied at the next start;
+                                     with CLICKHOUSE_URL: --from-database NAME, the backup's database`,
+  dlq: `  dlq export [--reason TEXT] [--since TIME] [FILE]   dead letters as NDJSON (Kafka mode)
+  dlq stats                          dead letters counted by reason`,
+};
+
+const LIFECYCLE_AUTH =
+  'authorised by ADMIN_TOKEN, else DATA_DIR/admin-token (restore needs none: it works on DATA_DIR)';
+
 export const LIFECYCLE_HELP = `
-The data's life cycle (docs/lifecycle.md); authorised by ADMIN_TOKEN, else DATA_DIR/admin-token:
-  import [--resume] FILE…            .ndjson/.jsonl, .json (an array), .csv, each optionally .gz;
-                                     - = NDJSON on stdin. Rejections go to FILE.rejected.ndjson
-  erase --list N --subscriber S      erase a subscriber's activity on a list (or --file F of
-                                     list_id,subscriber_id[,erased_at] lines); --at TIME: replay an
-                                     earlier erasure with its original time (never in the future)
-  erasures export [FILE]             the erasure log as CSV (list_id,subscriber_id,erased_at): keep it
-                                     beside each backup; after restoring an older one, erase --file FILE
-  backup DIR                         a point-in-time copy of the running service's store
-  restore DIR                        (service stopped) fill an empty DATA_DIR from a backup
-  dlq export [--reason TEXT] [--since TIME] [FILE]   dead letters as NDJSON (Kafka mode)
-  dlq stats                          dead letters counted by reason`;
+The data's life cycle (docs/lifecycle.md); ${LIFECYCLE_AUTH}:
+${Object.values(LIFECYCLE_COMMANDS).join('\n')}`;
+
+/** One life cycle command's help (`admin erase --help`), or undefined when `command` is not one. */
+export const lifecycleCommandHelp = (command: string): string | undefined =>
+  LIFECYCLE_COMMANDS[command] && `${LIFECYCLE_COMMANDS[command]}\n\n  (docs/lifecycle.md; ${LIFECYCLE_AUTH})`;
 
 export const LIFECYCLE_OPTIONS = {
   resume: { type: 'boolean' },
@@ -28,6 +43,8 @@ export const LIFECYCLE_OPTIONS = {
   reason: { type: 'string' },
   since: { type: 'string' },
   at: { type: 'string' },
+  erasures: { type: 'string' },
+  'from-database': { type: 'string' },
   'chunk-records': { type: 'string' },
 } as const;
 
@@ -72,7 +89,7 @@ export async function runLifecycle(
       return backup(rest[0], url);
     case 'restore':
       if (rest.length > 1) throw new UsageError('restore takes one directory');
-      return restore(rest[0]);
+      return restore(rest[0], str(values.erasures), str(values['from-database']));
     case 'dlq': {
       const filter = { reason: str(values.reason), since: str(values.since) };
       if (rest[0] === 'export') return dlqExport(filter, rest[1], url);

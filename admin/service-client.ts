@@ -10,7 +10,10 @@ function ingestToken(): { token: string; from: string } {
   if (fromEnv) return { token: fromEnv, from: 'INGEST_TOKEN' };
   const file = join(resolve(process.env.DATA_DIR ?? './data'), 'ingest-token');
   if (existsSync(file)) return { token: readFileSync(file, 'utf8').trim(), from: file };
-  throw new UsageError(`no ingest token: set INGEST_TOKEN (or run where ${file} exists)`);
+  throw new UsageError(
+    `no ingest token: set INGEST_TOKEN, or set DATA_DIR to the running service's data directory ` +
+      `(looked for ${file}; DATA_DIR default ./data)`,
+  );
 }
 
 /**

@@ -6,6 +6,7 @@ import type { DeadLetter } from '../shared/dead-letter.js';
 import type { Logger } from '../shared/log.js';
 import { countIngest } from '../shared/metrics.js';
 import { ApiError } from '../shared/errors.js';
+import { parseErasureTime } from '../shared/erasure-time.js';
 import { requireBearer } from './bearer-token.js';
 import { readBody } from './body.js';
 
@@ -46,23 +47,25 @@ export class AdminRequestError extends Error {
 const IMPORT_BODY_LIMIT = '64mb';
 const JSON_BODY_LIMIT = '16mb';
 const MAX_ERASE_PAIRS = 100_000;
+/** Erased pairs per audit line: a large `erase --file` writes several lines, none over ~60 KB. */
+const AUDIT_PAIRS_PER_LINE = 1_000;
 
 /** The admin token (ADMIN_TOKEN), checked before any body is read (docs/lifecycle.md). */
 export const requireAdminToken = (token: string) => requireBearer(token, 'Missing or wrong admin token');
 
 const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
-/** An erasure's time: RFC 3339 with an offset, or epoch milliseconds; never in the future. */
-const erasedAt = z.union([z.string(), z.number().int().nonnegative()]).transform((v, ctx) => {
-  const ms = typeof v === 'number' ? v : /(Z|[+-]\d\d:?\d\d)$/i.test(v) ? Date.parse(v) : NaN;
-  if (!Number.isSafeInteger(ms) || ms < 0) {
-    ctx.addIssue({ code: 'custom', message: `"${v}" is not a time (e.g. 2026-11-02T10:00:00Z)` });
+/** An erasure's time (shared/erasure-time.ts): RFC 3339 with an offset, or epoch ms from 2000 on; never in the future. */
+const erasedAt = z.union([z.string(), z.number()]).transform((v, ctx) => {
+  const t = parseErasureTime(v);
+  if ('problem' in t) {
+    ctx.addIssue({ code: 'custom', message: t.problem });
     return z.NEVER;
   }
-  if (ms > Date.now()) {
-    ctx.addIssue({ code: 'custom', message: `${new Date(ms).toISOString()} is in the future` });
+  if (t.ms > Date.now()) {
+    ctx.addIssue({ code: 'custom', message: `${new Date(t.ms).toISOString()} is in the future` });
     return z.NEVER;
   }
-  return ms;
+  return t.ms;
 });
 const eraseBody = z.object({
   pairs: z
@@ -149,8 +152,13 @@ export function adminRouter(deps: { token: string; actions: AdminActions; log: L
   const { actions, log } = deps;
   const router = express.Router();
   router.use(requireAdminToken(deps.token));
-  /** Imports whose start line was written (bounded: an id forgotten long after writes it again). */
-  const started = new LRUCache<string, true>({ max: 10_000 });
+  /**
+   * Imports whose start line was written, with what this process counted of them for the end line
+   * (bounded: an id forgotten long after writes its start line again).
+   */
+  const started = new LRUCache<string, { accepted: number; rejected: number; chunks: number }>({
+    max: 10_000,
+  });
 
   router.post(
     '/import',
@@ -165,7 +173,7 @@ export function adminRouter(deps: { token: string; actions: AdminActions; log: L
       // A chunk without an import id is an import of its own.
       const { import_id, file, from_line } = query.data;
       if (import_id === undefined || !started.has(import_id)) {
-        if (import_id !== undefined) started.set(import_id, true);
+        if (import_id !== undefined) started.set(import_id, { accepted: 0, rejected: 0, chunks: 0 });
         log.info(
           {
             audit: 'import',
@@ -179,6 +187,12 @@ export function adminRouter(deps: { token: string; actions: AdminActions; log: L
       }
       const items = ndjsonChunk(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
       const result = await actions.sink.ingest(items);
+      const counts = import_id === undefined ? undefined : started.get(import_id);
+      if (counts) {
+        counts.accepted += result.accepted;
+        counts.rejected += result.rejected.length;
+        counts.chunks++;
+      }
       log.debug({ accepted: result.accepted, rejected: result.rejected.length }, 'admin import chunk');
       res.json(countIngest('http', result));
     }),
@@ -189,8 +203,23 @@ export function adminRouter(deps: { token: string; actions: AdminActions; log: L
     readBody(JSON_BODY_LIMIT, unreadable),
     handle(async (req, res) => {
       const s = jsonBody(req, importSummary);
+      // The counts are the service's own, of the chunks this process stored for the import; what the
+      // CLI says it saw is kept apart (a client may post anything).
+      const counted = s.import_id === undefined ? undefined : started.get(s.import_id);
       if (s.import_id !== undefined) started.delete(s.import_id);
-      log.info({ audit: 'import', phase: 'end', ...s }, 'admin action');
+      const { accepted, rejected, seconds, finished, ...about } = s;
+      log.info(
+        {
+          audit: 'import',
+          phase: 'end',
+          ...about,
+          accepted: counted?.accepted ?? 0,
+          rejected: counted?.rejected ?? 0,
+          chunks: counted?.chunks ?? 0,
+          client_reported: { accepted, rejected, seconds, finished },
+        },
+        'admin action',
+      );
       res.json({ ok: true });
     }),
   );
@@ -208,16 +237,30 @@ export function adminRouter(deps: { token: string; actions: AdminActions; log: L
         })),
       );
       const replayed = pairs.filter((p) => p.erased_at !== undefined).length;
-      log.info(
-        {
-          audit: 'erase',
-          lists: lists.map((l) => l.list_id),
-          subscribers: lists.reduce((n, l) => n + l.subscribers, 0),
-          deleted: lists.reduce((n, l) => n + l.deleted, 0),
-          ...(replayed > 0 ? { with_erased_at: replayed } : {}),
-        },
-        'admin action',
-      );
+      // The audit trail of erasures (docs/lifecycle.md, "Restores and replays"): each pair with the time
+      // recorded for it (for an erasure made now, the store's), as `erase --file` lines, at most
+      // AUDIT_PAIRS_PER_LINE a line.
+      const recorded = new Map<string, number>();
+      for (const e of await actions.erasureLog()) recorded.set(`${e.list_id},${e.subscriber_id}`, e.erasedAt);
+      const entries = pairs.map((p) => {
+        const key = `${p.list_id},${p.subscriber_id}`;
+        const at = p.erased_at ?? recorded.get(key);
+        return at === undefined ? key : `${key},${new Date(at).toISOString()}`;
+      });
+      const parts = Math.ceil(entries.length / AUDIT_PAIRS_PER_LINE);
+      for (let part = 0; part < parts; part++)
+        log.info(
+          {
+            audit: 'erase',
+            lists: lists.map((l) => l.list_id),
+            subscribers: lists.reduce((n, l) => n + l.subscribers, 0),
+            deleted: lists.reduce((n, l) => n + l.deleted, 0),
+            ...(replayed > 0 ? { with_erased_at: replayed } : {}),
+            ...(parts > 1 ? { part: part + 1, parts } : {}),
+            erasures: entries.slice(part * AUDIT_PAIRS_PER_LINE, (part + 1) * AUDIT_PAIRS_PER_LINE),
+          },
+          'admin action',
+        );
       res.json({ lists });
     }),
   );

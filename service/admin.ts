@@ -8,11 +8,26 @@ import { backupDatabase, BackupRequestError } from '../shared/clickhouse/backup.
 import type { Db } from '../shared/clickhouse/client.js';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/log.js';
-import { storedToken } from '../shared/tokens.js';
+import { storedToken, tokenSource } from '../shared/tokens.js';
+import { ingestToken } from './ingest-token.js';
 import { UnknownListError } from '../ingest/pipeline.js';
 
-/** ADMIN_TOKEN, else one generated into DATA_DIR/admin-token (docs/lifecycle.md). */
-export const adminToken = (config: Config): string => storedToken(config, config.ADMIN_TOKEN, 'admin-token');
+/**
+ * ADMIN_TOKEN, else one generated into DATA_DIR/admin-token (docs/lifecycle.md). The same token as the
+ * ingest token (e.g. one file copied over the other) stops the start, naming both sources: the ingest
+ * token must not run admin commands.
+ */
+export function adminToken(config: Config): string {
+  const admin = storedToken(config, config.ADMIN_TOKEN, 'admin-token');
+  if (admin === ingestToken(config))
+    throw new Error(
+      `${tokenSource(config, config.ADMIN_TOKEN, 'ADMIN_TOKEN', 'admin-token')} and ` +
+        `${tokenSource(config, config.INGEST_TOKEN, 'INGEST_TOKEN', 'ingest-token')} hold the same token: the ` +
+        'ingest token must not run admin commands; delete the admin-token file to have a new one generated ' +
+        '(or set ADMIN_TOKEN to another value)',
+    );
+  return admin;
+}
 
 /** The admin endpoints' actions (docs/lifecycle.md), on this process's pipeline, store and Kafka. */
 export function adminActions(deps: {
@@ -39,7 +54,7 @@ export function adminActions(deps: {
       try {
         // Between writes: every batch is in the backup whole or not at all.
         const done = await pipeline.exclusive(() =>
-          backupDatabase(db, config.CLICKHOUSE_DATABASE, dir, config.BACKUP_ROOT),
+          backupDatabase(db, config.CLICKHOUSE_DATABASE, dir, config.BACKUP_ROOT, config.BACKUP_HMAC_KEY),
         );
         return { dir: done.dir, schema_version: done.schema_version };
       } catch (err) {

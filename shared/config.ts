@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { tokenProblem } from './token-rules.js';
 
@@ -116,13 +117,15 @@ const envSchema = z.object({
   /** Authorises the admin commands (docs/lifecycle.md); generated into DATA_DIR/admin-token when unset. */
   ADMIN_TOKEN: optionalString,
   /**
-   * Where `backup` may write and `restore` may read (an absolute directory; the engine's
-   * backups.allowed_path): `/` allows any directory the process can write.
+   * Where `backup` may write (an absolute directory; the engine's backups.allowed_path). Unset:
+   * DATA_DIR/backups, a directory of the service's own (docs/lifecycle.md).
    */
-  BACKUP_ROOT: z
-    .string()
-    .default('/')
-    .refine((p) => p.startsWith('/'), 'must be an absolute path'),
+  BACKUP_ROOT: optionalString.refine((p) => p === undefined || p.startsWith('/'), 'must be an absolute path'),
+  /**
+   * Signs each backup's manifest (HMAC-SHA256), and `restore` then refuses a backup not signed with it
+   * (docs/lifecycle.md, "What a restore trusts"). Unset: backups are not signed.
+   */
+  BACKUP_HMAC_KEY: optionalString,
   ROLE: z.enum(['all', 'api', 'ingest']).default('all'),
   SEED_DEMO: boolFlag(true),
   DEFAULT_TIMEZONE: timeZone.default('Europe/Bucharest'),
@@ -191,60 +194,69 @@ const envSchema = z.object({
   HTTP_BODY_BUDGET_MB: int(64, 1, 65_536),
 });
 
-export type Config = z.infer<typeof envSchema>;
+const configSchema = envSchema
+  .superRefine((c, ctx) => {
+    const need = (path: keyof Config, message: string) =>
+      ctx.addIssue({ code: 'custom', path: [path], message });
+    for (const file of ['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE'] as const) {
+      if (c[file] && !c.KAFKA_SSL) need(file, 'needs KAFKA_SSL=true');
+    }
+    if (c.KAFKA_SSL_CERT_FILE && !c.KAFKA_SSL_KEY_FILE)
+      need('KAFKA_SSL_KEY_FILE', 'needed with KAFKA_SSL_CERT_FILE');
+    if (c.KAFKA_SSL_KEY_FILE && !c.KAFKA_SSL_CERT_FILE)
+      need('KAFKA_SSL_CERT_FILE', 'needed with KAFKA_SSL_KEY_FILE');
+    if (c.KAFKA_SASL_MECHANISM) {
+      if (!c.KAFKA_SASL_USERNAME) need('KAFKA_SASL_USERNAME', 'needed with KAFKA_SASL_MECHANISM');
+      if (!c.KAFKA_SASL_PASSWORD) need('KAFKA_SASL_PASSWORD', 'needed with KAFKA_SASL_MECHANISM');
+      // PLAIN sends the password as it is: over a connection without TLS anyone on the path reads it.
+      if (c.KAFKA_SASL_MECHANISM === 'plain' && !c.KAFKA_SSL)
+        need(
+          'KAFKA_SASL_MECHANISM',
+          'plain sends the password in clear without TLS: set KAFKA_SSL=true, or use scram-sha-256 or scram-sha-512',
+        );
+    } else if (c.KAFKA_SASL_USERNAME || c.KAFKA_SASL_PASSWORD) {
+      need(
+        'KAFKA_SASL_MECHANISM',
+        `needed with ${c.KAFKA_SASL_USERNAME ? 'KAFKA_SASL_USERNAME' : 'KAFKA_SASL_PASSWORD'} (plain, scram-sha-256 or scram-sha-512)`,
+      );
+    }
+    for (const name of ['INGEST_TOKEN', 'ADMIN_TOKEN', 'BACKUP_HMAC_KEY'] as const) {
+      const problem = c[name] === undefined ? undefined : tokenProblem(c[name]);
+      if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
+    }
+    if (c.ADMIN_TOKEN && c.ADMIN_TOKEN === c.INGEST_TOKEN)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ADMIN_TOKEN'],
+        message: 'must differ from INGEST_TOKEN (the ingest token must not run admin commands)',
+      });
+    if (c.CLICKHOUSE_CLUSTER && !c.CLICKHOUSE_URL)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['CLICKHOUSE_CLUSTER'],
+        message: 'needs CLICKHOUSE_URL (a cluster is a ClickHouse server setting)',
+      });
+    if (
+      c.HTTP_MAX_CONNECTIONS_PER_ADDRESS !== undefined &&
+      c.HTTP_MAX_CONNECTIONS_PER_ADDRESS > c.HTTP_MAX_CONNECTIONS
+    )
+      ctx.addIssue({
+        code: 'custom',
+        path: ['HTTP_MAX_CONNECTIONS_PER_ADDRESS'],
+        message: `must not exceed HTTP_MAX_CONNECTIONS (${c.HTTP_MAX_CONNECTIONS})`,
+      });
+    // Node requires the head's deadline to fall within the whole request's.
+    if (c.HTTP_HEADERS_TIMEOUT_MS > c.HTTP_REQUEST_TIMEOUT_MS)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['HTTP_HEADERS_TIMEOUT_MS'],
+        message: `must not exceed HTTP_REQUEST_TIMEOUT_MS (${c.HTTP_REQUEST_TIMEOUT_MS})`,
+      });
+  })
+  // BACKUP_ROOT unset: a directory of the service's own, beside the store (created 0700 at the first backup).
+  .transform((c) => ({ ...c, BACKUP_ROOT: c.BACKUP_ROOT ?? resolve(c.DATA_DIR, 'backups') }));
 
-const configSchema = envSchema.superRefine((c, ctx) => {
-  const need = (path: keyof Config, message: string) =>
-    ctx.addIssue({ code: 'custom', path: [path], message });
-  for (const file of ['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE'] as const) {
-    if (c[file] && !c.KAFKA_SSL) need(file, 'needs KAFKA_SSL=true');
-  }
-  if (c.KAFKA_SSL_CERT_FILE && !c.KAFKA_SSL_KEY_FILE)
-    need('KAFKA_SSL_KEY_FILE', 'needed with KAFKA_SSL_CERT_FILE');
-  if (c.KAFKA_SSL_KEY_FILE && !c.KAFKA_SSL_CERT_FILE)
-    need('KAFKA_SSL_CERT_FILE', 'needed with KAFKA_SSL_KEY_FILE');
-  if (c.KAFKA_SASL_MECHANISM) {
-    if (!c.KAFKA_SASL_USERNAME) need('KAFKA_SASL_USERNAME', 'needed with KAFKA_SASL_MECHANISM');
-    if (!c.KAFKA_SASL_PASSWORD) need('KAFKA_SASL_PASSWORD', 'needed with KAFKA_SASL_MECHANISM');
-  } else if (c.KAFKA_SASL_USERNAME || c.KAFKA_SASL_PASSWORD) {
-    need(
-      'KAFKA_SASL_MECHANISM',
-      `needed with ${c.KAFKA_SASL_USERNAME ? 'KAFKA_SASL_USERNAME' : 'KAFKA_SASL_PASSWORD'} (plain, scram-sha-256 or scram-sha-512)`,
-    );
-  }
-  for (const name of ['INGEST_TOKEN', 'ADMIN_TOKEN'] as const) {
-    const problem = c[name] === undefined ? undefined : tokenProblem(c[name]);
-    if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
-  }
-  if (c.ADMIN_TOKEN && c.ADMIN_TOKEN === c.INGEST_TOKEN)
-    ctx.addIssue({
-      code: 'custom',
-      path: ['ADMIN_TOKEN'],
-      message: 'must differ from INGEST_TOKEN (the ingest token must not run admin commands)',
-    });
-  if (c.CLICKHOUSE_CLUSTER && !c.CLICKHOUSE_URL)
-    ctx.addIssue({
-      code: 'custom',
-      path: ['CLICKHOUSE_CLUSTER'],
-      message: 'needs CLICKHOUSE_URL (a cluster is a ClickHouse server setting)',
-    });
-  if (
-    c.HTTP_MAX_CONNECTIONS_PER_ADDRESS !== undefined &&
-    c.HTTP_MAX_CONNECTIONS_PER_ADDRESS > c.HTTP_MAX_CONNECTIONS
-  )
-    ctx.addIssue({
-      code: 'custom',
-      path: ['HTTP_MAX_CONNECTIONS_PER_ADDRESS'],
-      message: `must not exceed HTTP_MAX_CONNECTIONS (${c.HTTP_MAX_CONNECTIONS})`,
-    });
-  // Node requires the head's deadline to fall within the whole request's.
-  if (c.HTTP_HEADERS_TIMEOUT_MS > c.HTTP_REQUEST_TIMEOUT_MS)
-    ctx.addIssue({
-      code: 'custom',
-      path: ['HTTP_HEADERS_TIMEOUT_MS'],
-      message: `must not exceed HTTP_REQUEST_TIMEOUT_MS (${c.HTTP_REQUEST_TIMEOUT_MS})`,
-    });
-});
+export type Config = z.output<typeof configSchema>;
 
 /** HTTP_MAX_CONNECTIONS_PER_ADDRESS, or its default: a quarter of HTTP_MAX_CONNECTIONS (at least 1). */
 export function maxConnectionsPerAddress(c: Config): number {

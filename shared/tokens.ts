@@ -36,3 +36,11 @@ export function storedToken(config: Config, given: string | undefined, file: str
   writeTokenFile(path, token);
   return token;
 }
+
+/** Where a token comes from, for a message: the variable that set it, or its file in DATA_DIR. */
+export const tokenSource = (
+  config: Config,
+  given: string | undefined,
+  variable: string,
+  file: string,
+): string => (given ? variable : join(resolve(config.DATA_DIR), file));

@@ -1,76 +1,184 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { z } from 'zod';
 import type { Db } from './client.js';
+import { BackupRequestError } from './backup-error.js';
+import { digestFiles, hmacMatches, hmacOf, signedText, verifyFiles } from './backup-digest.js';
+import {
+  backupTables,
+  BackupContentError,
+  compareTables,
+  expectedTables,
+  IDENTIFIER,
+  tablesOf,
+} from './backup-shape.js';
 import { MIGRATIONS } from './migrations.js';
+
+export { BackupRequestError } from './backup-error.js';
 
 /** Written beside the engine's files once a backup is complete: what `restore` checks first. */
 export const MANIFEST = 'mailstats-backup.json';
+/** Files of the backup directory that are not the engine's: left out of the digests. */
+const OURS = new Set([MANIFEST, `${MANIFEST}.tmp`]);
 
-export interface BackupManifest {
-  format: 'mailstats-backup';
+const hex64 = z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 hex digits');
+/** The manifest, as `backup` writes it and `restore` accepts it (docs/lifecycle.md). */
+const manifestSchema = z.object({
+  format: z.literal('mailstats-backup'),
   /** The newest migration applied to the store at the backup. */
-  schema_version: number;
-  database: string;
-  created_at: string;
-}
-
-/** A backup or restore the operator asked for wrongly (a path, a directory): said as it is. */
-export class BackupRequestError extends Error {}
+  schema_version: z.number().int().min(0),
+  /** The database's name in the backup: put into RESTORE, so a plain identifier and nothing else. */
+  database: z.string(),
+  created_at: z.string(),
+  /** SHA-256 of every file of the backup but the manifest (absent in backups of older builds). */
+  files: z.record(z.string(), hex64).optional(),
+  /** HMAC-SHA256 of the manifest with BACKUP_HMAC_KEY, when the backup was taken with one. */
+  hmac: hex64.optional(),
+});
+export type BackupManifest = z.infer<typeof manifestSchema>;
 
 /** The newest migration this build knows. */
 export const CURRENT_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
 
-/** `dir` must be absolute and inside `root` (BACKUP_ROOT, the engine's backups.allowed_path). */
+/** The real path of `p`: its deepest existing ancestor with links resolved, then the rest as given. */
+function realPathOf(p: string): string {
+  let head = p;
+  const rest: string[] = [];
+  while (!existsSync(head)) {
+    rest.unshift(basename(head));
+    const up = dirname(head);
+    if (up === head) break;
+    head = up;
+  }
+  return join(realpathSync(head), ...rest);
+}
+
+const inside = (path: string, root: string) => {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+};
+
+/**
+ * `dir` must be absolute and, links resolved, inside `root` (BACKUP_ROOT, the engine's
+ * backups.allowed_path). Returns its real path: what the engine is given.
+ */
 export function checkBackupPath(dir: string, root: string): string {
-  if (!dir.startsWith('/')) throw new BackupRequestError(`${dir} is not an absolute path`);
-  const abs = resolve(dir);
-  const rel = relative(resolve(root), abs);
-  if (rel.startsWith('..') || rel.startsWith('/'))
-    throw new BackupRequestError(`${abs} is outside BACKUP_ROOT (${root})`);
-  return abs;
+  if (!isAbsolute(dir)) throw new BackupRequestError(`${dir} is not an absolute path`);
+  const realRoot = realPathOf(resolve(root));
+  const real = realPathOf(resolve(dir));
+  if (!inside(real, realRoot))
+    throw new BackupRequestError(
+      `${resolve(dir)} is outside BACKUP_ROOT (${root})${real !== resolve(dir) ? ` (it leads to ${real})` : ''}`,
+    );
+  return real;
+}
+
+/**
+ * The directory a backup goes into, made ready: BACKUP_ROOT and the directory created with the data
+ * directory's mode (0700), an existing one must be an empty directory; checked again once it exists,
+ * so a link planted on the way does not lead the engine elsewhere.
+ */
+function prepareBackupDir(dir: string, root: string): string {
+  const target = checkBackupPath(dir, root);
+  try {
+    mkdirSync(resolve(root), { recursive: true, mode: 0o700 });
+    if (existsSync(target)) {
+      if (!lstatSync(target).isDirectory())
+        throw new BackupRequestError(
+          `${target} is not a directory: a backup goes into a new or empty directory`,
+        );
+      if (readdirSync(target).length > 0)
+        throw new BackupRequestError(`${target} is not empty: a backup goes into a new or empty directory`);
+    } else mkdirSync(target, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    if (err instanceof BackupRequestError) throw err;
+    throw new BackupRequestError(`${target} cannot be used for a backup: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  const real = checkBackupPath(target, root);
+  if (real !== target)
+    throw new BackupRequestError(`${target} changed while it was prepared (it leads to ${real})`);
+  return real;
+}
+
+/** The data directory's modes on what the engine wrote with the process's umask: 0700 and 0600. */
+function restrictModes(dir: string): void {
+  chmodSync(dir, 0o700);
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    const st = lstatSync(path);
+    if (st.isDirectory()) restrictModes(path);
+    else if (st.isFile()) chmodSync(path, 0o600);
+  }
 }
 
 const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
+function identifier(name: string, what: string): string {
+  if (!IDENTIFIER.test(name))
+    throw new BackupRequestError(
+      `${what} ${JSON.stringify(name)} is not a database name (letters, digits, _)`,
+    );
+  return name;
+}
+
 /**
  * BACKUP DATABASE to a new directory (embedded: a file backup the engine writes itself). The caller runs
  * it between writes (Pipeline.exclusive), so every batch is in it whole or not at all; then the
- * manifest is written (temp + rename): a directory without one is not a backup.
+ * manifest (with the files' digests, signed with `hmacKey` when given) is written (temp + rename): a
+ * directory without one is not a backup.
  */
 export async function backupDatabase(
   db: Db,
   database: string,
   dir: string,
   root: string,
+  hmacKey?: string,
 ): Promise<BackupManifest & { dir: string }> {
-  const abs = checkBackupPath(dir, root);
-  if (db.mode === 'embedded' && existsSync(abs) && readdirSync(abs).length > 0)
-    throw new BackupRequestError(`${abs} is not empty: a backup goes into a new or empty directory`);
+  identifier(database, 'CLICKHOUSE_DATABASE');
+  // With a server the directory is on the server's disk, which this process cannot look at.
+  const abs = db.mode === 'embedded' ? prepareBackupDir(dir, root) : resolve(dir);
   const [row] = await db.query<{ v: number }>(
     'SELECT max(version) AS v FROM schema_migrations',
     {},
     { output_format_json_quote_64bit_integers: 0 },
   );
   // The path is the engine's File() argument: DDL takes no query parameters, so it is quoted here
-  // (an absolute path checked above; the database name is validated at start).
+  // (an absolute path checked above; the database name is validated above).
   try {
     await db.command(`BACKUP DATABASE ${database} TO File(${quote(abs)})`);
   } catch (err) {
-    // A directory the engine cannot write (permissions, a file in the way, a full disk): said as it is.
+    // A directory the engine cannot write (permissions, a full disk): said as it is.
     throw new BackupRequestError(`the backup into ${abs} failed: ${(err as Error).message}`, { cause: err });
   }
-  const manifest: BackupManifest = {
-    format: 'mailstats-backup',
+  const fields = {
+    format: 'mailstats-backup' as const,
     schema_version: row?.v ?? 0,
     database,
     created_at: new Date().toISOString(),
   };
-  if (db.mode === 'embedded') {
-    mkdirSync(abs, { recursive: true });
-    const temp = join(abs, `${MANIFEST}.tmp`);
-    writeFileSync(temp, JSON.stringify(manifest, null, 2) + '\n');
-    renameSync(temp, join(abs, MANIFEST));
-  }
+  if (db.mode !== 'embedded') return { ...fields, dir: abs };
+  restrictModes(abs);
+  const files = await digestFiles(abs, OURS);
+  const manifest: BackupManifest = {
+    ...fields,
+    files,
+    ...(hmacKey ? { hmac: hmacOf(hmacKey, signedText(fields, files)) } : {}),
+  };
+  const temp = join(abs, `${MANIFEST}.tmp`);
+  writeFileSync(temp, JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600, flag: 'wx' });
+  renameSync(temp, join(abs, MANIFEST));
   return { ...manifest, dir: abs };
 }
 
@@ -78,19 +186,27 @@ export async function backupDatabase(
 export function readManifest(dir: string): BackupManifest {
   const abs = resolve(dir);
   if (!existsSync(abs)) throw new BackupRequestError(`${abs} does not exist`);
+  if (!lstatSync(abs).isDirectory()) throw new BackupRequestError(`${abs} is not a directory`);
   const file = join(abs, MANIFEST);
   if (!existsSync(file))
     throw new BackupRequestError(
       `${abs} is not a mailstats backup (no ${MANIFEST}; an unfinished backup has none)`,
     );
-  let manifest: BackupManifest;
+  let value: unknown;
   try {
-    manifest = JSON.parse(readFileSync(file, 'utf8')) as BackupManifest;
+    value = JSON.parse(readFileSync(file, 'utf8'));
   } catch {
     throw new BackupRequestError(`${file} is not readable JSON: not a mailstats backup`);
   }
-  if (manifest.format !== 'mailstats-backup' || !Number.isInteger(manifest.schema_version))
-    throw new BackupRequestError(`${file} is not a mailstats backup manifest`);
+  const parsed = manifestSchema.safeParse(value);
+  if (!parsed.success)
+    throw new BackupRequestError(
+      `${file} is not a mailstats backup manifest (${parsed.error.issues
+        .map((i) => `${i.path.join('.') || 'manifest'}: ${i.message}`)
+        .join('; ')})`,
+    );
+  const manifest = parsed.data;
+  identifier(manifest.database, `${file}: "database"`);
   if (manifest.schema_version > CURRENT_SCHEMA_VERSION)
     throw new BackupRequestError(
       `${abs} is from a newer mailstats (schema version ${manifest.schema_version}; this one knows up to ` +
@@ -99,8 +215,60 @@ export function readManifest(dir: string): BackupManifest {
   return manifest;
 }
 
-/** RESTORE DATABASE from a backup directory into a store that does not hold the database yet. */
-export async function restoreDatabase(db: Db, database: string, dir: string): Promise<void> {
-  const manifest = readManifest(dir);
-  await db.command(`RESTORE DATABASE ${manifest.database} AS ${database} FROM File(${quote(resolve(dir))})`);
+/**
+ * Whether the backup's files are those the manifest names, byte for byte, and (with `hmacKey`) whether
+ * the manifest is signed with it. Returns the warnings to print (a check that could not be made).
+ */
+export async function verifyBackup(
+  dir: string,
+  manifest: BackupManifest,
+  hmacKey?: string,
+): Promise<string[]> {
+  const abs = resolve(dir);
+  const warnings: string[] = [];
+  if (hmacKey) {
+    if (!manifest.hmac)
+      throw new BackupRequestError(
+        `${abs} is not signed, and BACKUP_HMAC_KEY is set: only a backup taken with that key is restored`,
+      );
+    if (!manifest.files || !hmacMatches(hmacKey, signedText(manifest, manifest.files), manifest.hmac))
+      throw new BackupRequestError(
+        `${abs}: the manifest's signature does not match BACKUP_HMAC_KEY: the backup was changed, or taken with another key`,
+      );
+  } else if (manifest.hmac)
+    warnings.push(`${abs} is signed, but BACKUP_HMAC_KEY is not set: its signature was not checked`);
+  if (manifest.files) await verifyFiles(abs, OURS, manifest.files);
+  else
+    warnings.push(
+      `${abs} has no file digests (taken by an older mailstats): its files were not checked against the manifest`,
+    );
+  return warnings;
+}
+
+/**
+ * RESTORE DATABASE from a backup directory into a store that does not hold the database yet, accepting
+ * only what mailstats writes: the backup's statements are compared with those of our migrations up to
+ * its schema version before the engine runs any of them, and the restored database again after.
+ */
+export async function restoreDatabase(
+  db: Db,
+  database: string,
+  dir: string,
+  manifest: BackupManifest,
+): Promise<void> {
+  const abs = resolve(dir);
+  identifier(database, 'CLICKHOUSE_DATABASE');
+  const from = identifier(manifest.database, 'the manifest\'s "database"');
+  const expected = await expectedTables(db, manifest.schema_version);
+  compareTables(backupTables(abs, from), expected, `the backup ${abs}`);
+  await db.command(`RESTORE DATABASE ${from} AS ${database} FROM File(${quote(abs)})`);
+  compareTables(await tablesOf(db, database), expected, `the restored database ${database}`);
+  const databases = await db.query<{ name: string; engine: string }>(
+    `SELECT name, engine FROM system.databases WHERE name NOT IN ('system', 'default', 'information_schema', 'INFORMATION_SCHEMA')`,
+  );
+  const strange = databases.filter((d) => d.name !== database || d.engine !== 'Atomic');
+  if (strange.length > 0)
+    throw new BackupContentError(
+      `the restore created what mailstats does not: ${strange.map((d) => `database ${d.name} (${d.engine})`).join(', ')}`,
+    );
 }

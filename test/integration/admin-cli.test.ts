@@ -215,6 +215,28 @@ describe('admin CLI: what it tells the operator', () => {
     expect(user.out).not.toMatch(/token rotate/);
     expect((await admin(['token'])).out).toMatch(/token rotate/);
   }, 120_000);
+
+  it("<command> --help prints that command's help only", async () => {
+    const erase = await admin(['erase', '--help']);
+    expect(erase.code).toBe(0);
+    expect(erase.out).toMatch(/^\s*erase --list N --subscriber S/m);
+    expect(erase.out).not.toMatch(/user add|import \[--resume\]|token rotate/);
+    const user = await admin(['user', 'add', '--help']);
+    expect(user.code).toBe(0);
+    expect(user.out).toMatch(/^\s*user add --id N/m);
+    expect(user.out).not.toMatch(/erase --list|grant --user/);
+    const unknown = await admin(['frobnicate', '--help']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toMatch(/unknown command "frobnicate"/);
+  }, 120_000);
+
+  it('with only PORT set, the missing ingest token names DATA_DIR', async () => {
+    const r = await admin(['users'], { PORT: '9' });
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(
+      /no ingest token: set INGEST_TOKEN, or set DATA_DIR to the running service's data directory/,
+    );
+  }, 120_000);
 });
 
 describe('token rotate', () => {

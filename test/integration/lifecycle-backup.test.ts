@@ -24,9 +24,9 @@ const SHAPES = ['', '&workflow_ids=2', '&workflow_ids=1,3,4', '&workflow_ids=2,3
 
 /** backup during a continuous ingest, restore into an empty DATA_DIR: the same answers (docs/lifecycle.md). */
 describe('backup and restore', () => {
-  const source = new Restartable({ ADMIN_TOKEN: ADMIN });
-  const restored = new Restartable({ ADMIN_TOKEN: ADMIN });
   const work = mkdtempSync(join(tmpdir(), 'mailstats-backup-'));
+  const source = new Restartable({ ADMIN_TOKEN: ADMIN, BACKUP_ROOT: work });
+  const restored = new Restartable({ ADMIN_TOKEN: ADMIN, BACKUP_ROOT: work });
   const backupDir = join(work, 'b1');
   let model: RawActivity[] = [];
 

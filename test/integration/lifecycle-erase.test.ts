@@ -343,7 +343,7 @@ describe('erasures replayed with their original time', () => {
       env,
     );
     expect(notATime.code).toBe(2);
-    expect(notATime.err).toMatch(/--at "yesterday" is not a time/);
+    expect(notATime.err).toMatch(/--at: "yesterday" is not a time/);
     // Nothing was erased: subscriber 8's send still counts.
     expect(
       (await stats(b!, LIST, Date.now())).body.some((d: { sends_total: number }) => d.sends_total > 0),

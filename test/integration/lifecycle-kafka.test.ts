@@ -27,8 +27,8 @@ describe('life cycle in Kafka mode', () => {
   const brokers = inject('kafkaBrokers');
   const env = kafkaEnv(brokers);
   const kafka = testKafka(brokers);
-  const svc = new Restartable({ ...env, ADMIN_TOKEN: ADMIN });
   const work = mkdtempSync(join(tmpdir(), 'mailstats-kafka-lc-'));
+  const svc = new Restartable({ ...env, ADMIN_TOKEN: ADMIN, BACKUP_ROOT: work });
   let model: RawActivity[] = [];
 
   beforeAll(async () => {
@@ -208,9 +208,9 @@ describe('life cycle in Kafka mode', () => {
  */
 describe('restore in Kafka mode after the group committed past the backup', () => {
   const brokers = inject('kafkaBrokers');
-  const env = { ...kafkaEnv(brokers), ADMIN_TOKEN: ADMIN };
   const kafka = testKafka(brokers);
   const work = mkdtempSync(join(tmpdir(), 'mailstats-kafka-restore-'));
+  const env = { ...kafkaEnv(brokers), ADMIN_TOKEN: ADMIN, BACKUP_ROOT: work };
   const services: Restartable[] = [];
   const service = () => {
     const s = new Restartable(env);

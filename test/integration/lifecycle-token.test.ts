@@ -1,8 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, inject, it, vi } from 'vitest';
 import { loadConfig } from '../../shared/config.js';
+import { startService } from '../../service/start.js';
 import { adminCli } from '../support/admin-cli.js';
 import { kafkaEnv, produce, testKafka } from '../support/kafka.js';
 import { capturingLogger } from '../support/raw-http.js';
@@ -46,6 +47,30 @@ describe('admin token', () => {
     }
   }, 120_000);
 
+  it('identical admin-token and ingest-token files stop the start, naming both files', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailstats-same-tokens-'));
+    try {
+      const same = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934c';
+      writeFileSync(join(dir, 'admin-token'), same, { mode: 0o600 });
+      writeFileSync(join(dir, 'ingest-token'), same, { mode: 0o600 });
+      const config = loadConfig({ DATA_DIR: dir, PORT: '0', SEED_DEMO: 'false', LOG_LEVEL: 'silent' });
+      await expect(startService(config)).rejects.toThrow(
+        new RegExp(`${join(dir, 'admin-token')} and ${join(dir, 'ingest-token')} hold the same token`),
+      );
+      // An INGEST_TOKEN equal to the admin-token file is refused the same way, naming the variable.
+      const env = loadConfig({
+        DATA_DIR: dir,
+        PORT: '0',
+        SEED_DEMO: 'false',
+        LOG_LEVEL: 'silent',
+        INGEST_TOKEN: same,
+      });
+      await expect(startService(env)).rejects.toThrow(/admin-token and INGEST_TOKEN hold the same token/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('configuration: ADMIN_TOKEN must differ from INGEST_TOKEN; BACKUP_ROOT must be absolute', () => {
     expect(() =>
       loadConfig({
@@ -54,14 +79,15 @@ describe('admin token', () => {
       }),
     ).toThrow(/ADMIN_TOKEN: must differ from INGEST_TOKEN/);
     expect(() => loadConfig({ BACKUP_ROOT: 'backups' })).toThrow(/BACKUP_ROOT: must be an absolute path/);
-    expect(loadConfig({}).BACKUP_ROOT).toBe('/');
+    expect(loadConfig({}).BACKUP_ROOT).toBe(resolve('./data/backups'));
+    expect(loadConfig({ DATA_DIR: '/srv/ms' }).BACKUP_ROOT).toBe('/srv/ms/backups');
   });
 
   it('each admin action writes one audit line (what, which lists, counts), never a token or a record', async () => {
     const { log, lines } = capturingLogger('info');
     const admin = 'audit-admin-token-0123456789-abcdef0123456789';
-    const svc = await startTestService({ ADMIN_TOKEN: admin }, { log });
     const work = mkdtempSync(join(tmpdir(), 'mailstats-audit-'));
+    const svc = await startTestService({ ADMIN_TOKEN: admin, BACKUP_ROOT: work }, { log });
     try {
       const record = {
         type: 'send',
@@ -117,6 +143,7 @@ describe('admin token', () => {
         ['import', 'start'],
       ]);
       expect(audit[0]).toMatchObject({ lists: [3], subscribers: 1, deleted: 1 });
+      expect(audit[0]!.erasures).toEqual([expect.stringMatching(/^3,5,\d{4}-\d\d-\d\dT[\d:.]+Z$/)]);
       expect(audit[1]).toMatchObject({ dir: join(work, 'b') });
       expect(audit[2]).toMatchObject({ file });
       expect(audit[2]!.import_id).toMatch(/^[0-9a-f-]{36}$/);
@@ -125,7 +152,7 @@ describe('admin token', () => {
         file,
         accepted: 3,
         rejected: 1,
-        finished: true,
+        client_reported: { accepted: 3, rejected: 1, finished: true },
       });
       expect(audit[4]).toMatchObject({ import_id: 'killed-import-0001', file: 'killed.ndjson' });
       const text = lines.join('\n');

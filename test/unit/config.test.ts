@@ -157,10 +157,28 @@ describe('Kafka TLS and SASL (KAFKA_SSL*, KAFKA_SASL_*)', () => {
     });
     for (const m of ['plain', 'scram-sha-256']) {
       expect(
-        loadConfig({ KAFKA_SASL_MECHANISM: m, KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' })
-          .KAFKA_SASL_MECHANISM,
+        loadConfig({
+          KAFKA_SASL_MECHANISM: m,
+          KAFKA_SASL_USERNAME: 'u',
+          KAFKA_SASL_PASSWORD: 'p',
+          KAFKA_SSL: 'true',
+        }).KAFKA_SASL_MECHANISM,
       ).toBe(m);
     }
+    // Without TLS only a mechanism that does not send the password itself.
+    expect(
+      loadConfig({
+        KAFKA_SASL_MECHANISM: 'scram-sha-512',
+        KAFKA_SASL_USERNAME: 'u',
+        KAFKA_SASL_PASSWORD: 'p',
+      }).KAFKA_SASL_MECHANISM,
+    ).toBe('scram-sha-512');
+  });
+
+  it('refuses SASL plain without KAFKA_SSL: the password would cross the network in clear', () => {
+    expect(() =>
+      loadConfig({ KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 's3cret' }),
+    ).toThrow(/KAFKA_SASL_MECHANISM: plain sends the password in clear without TLS: set KAFKA_SSL=true/);
   });
 
   it('names what is wrong or missing, never the password', () => {

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { CSV_FIELDS, cellValue } from '../../admin/csv-fields.js';
-import { csvCells, csvItems, formatOf, jsonArrayItems, ndjsonItems } from '../../admin/import-sources.js';
+import { chunksOf, CHUNK_BYTES } from '../../admin/import.js';
+import {
+  csvCells,
+  csvItems,
+  formatOf,
+  jsonArrayItems,
+  ndjsonItems,
+  type SourceItem,
+} from '../../admin/import-sources.js';
 
 async function* chunks(text: string, size: number): AsyncGenerator<Buffer> {
   const b = Buffer.from(text);
@@ -51,6 +59,15 @@ describe('import sources', () => {
     }
   });
 
+  it('a .json file may start with a UTF-8 byte order mark, as spreadsheets write one', async () => {
+    for (const size of [1, 2, 1000]) {
+      const items = await all(
+        jsonArrayItems('f.json', chunks('\uFEFF[{"a":1},{"b":2}]', size), { offset: 0, line: 0 }),
+      );
+      expect(items.map((i) => JSON.parse(i.text!))).toEqual([{ a: 1 }, { b: 2 }]);
+    }
+  });
+
   it('names what is wrong with a file', async () => {
     expect(() => formatOf('x.parquet')).toThrow(/unknown file extension "\.parquet"/);
     expect(formatOf('x.CSV.gz')).toEqual({ format: 'csv', gzip: true });
@@ -63,5 +80,46 @@ describe('import sources', () => {
     await expect(all(csvItems('f.csv', chunks('type,nope\n', 4), { offset: 0, line: 0 }))).rejects.toThrow(
       /unknown field "nope"/,
     );
+  });
+
+  it('a quoted CSV cell over 200,000 lines is one record, with its first line and the next rows after it', async () => {
+    const n = 200_000;
+    const cell = Array.from({ length: n }, (_, i) => (i % 1000 === 0 ? `l${i} ""q""` : 'x')).join('\n');
+    const csv = `type,event_id,reason\nsend,a,"${cell}"\nopen,b,after\n`;
+    const items = await all(csvItems('f.csv', chunks(csv, 64 * 1024), { offset: 0, line: 0 }));
+    expect(items.map((i) => [i.line, i.through])).toEqual([
+      [2, n + 1],
+      [n + 2, n + 2],
+    ]);
+    const first = JSON.parse(items[0]!.text!) as { reason: string };
+    expect(first.reason).toBe(cell.replaceAll('""', '"'));
+    expect(JSON.parse(items[1]!.text!)).toEqual({ type: 'open', event_id: 'b', reason: 'after' });
+  });
+
+  it('a cell spanning lines is refused as too long by its bytes, then the rows after it are read', async () => {
+    // 6 MiB of 3-byte characters over 3 lines: 18 MiB of UTF-8, only 6 Mi UTF-16 units.
+    const line = '漢'.repeat(2 * 1024 * 1024);
+    const csv = `type,reason\nsend,"${line}\n${line}\n${line}"\nopen,ok\n`;
+    const items = await all(csvItems('f.csv', chunks(csv, 1 << 20), { offset: 0, line: 0 }));
+    expect(items[0]!.error).toMatch(/longer than 16 MiB/);
+    expect(items.map((i) => i.text && JSON.parse(i.text))).toContainEqual({ type: 'open', reason: 'ok' });
+  });
+
+  it('import chunks are measured in bytes as sent: CJK records never make a body over the limit', async () => {
+    // 1 Mi CJK characters per record: 3 MiB of UTF-8 each, 1 Mi UTF-16 units.
+    const text = JSON.stringify({ type: 'send', reason: '漢'.repeat(1 << 20) });
+    async function* source(): AsyncGenerator<SourceItem> {
+      for (let i = 0; i < 40; i++)
+        yield { line: i + 1, through: i + 1, end: (i + 1) * 100, text, original: '' };
+    }
+    const sizes: number[] = [];
+    let records = 0;
+    for await (const chunk of chunksOf(source(), { offset: 0, line: 0 }, 50_000)) {
+      sizes.push(Buffer.byteLength(chunk.texts.join('\n')));
+      records += chunk.texts.length;
+    }
+    expect(records).toBe(40);
+    expect(sizes.length).toBeGreaterThan(1);
+    for (const size of sizes) expect(size).toBeLessThanOrEqual(CHUNK_BYTES);
   });
 });
