@@ -8,6 +8,7 @@ import { defineConfig } from 'vitest/config';
 export const SERVER_SUITES = [
   'test/integration/api-contract.test.ts',
   'test/integration/ingest-route.test.ts',
+  'test/integration/stats-correctness.test.ts',
 ];
 
 const shared = {
