@@ -157,7 +157,7 @@ async function bringUp(
           changes.id,
           statsCache,
           config.STATS_CHANGE_POLL_MS,
-          Math.max(1_000, 2 * config.STATS_CHANGE_POLL_MS),
+          config.STATS_FRESHNESS_MS,
           log,
         )
       : undefined;

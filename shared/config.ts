@@ -148,10 +148,15 @@ const envSchema = z.object({
   STATS_READ_CONNECTIONS: int(2, 0, 16),
   /**
    * With CLICKHOUSE_URL: how often an API process reads which lists other processes changed (the
-   * change signal, one statement per interval), dropping what it holds of them. What it holds is
-   * served only while the last successful read began less than max(1 s, 2 × this) ago.
+   * change signal, one statement per interval), dropping what it holds of them.
    */
   STATS_CHANGE_POLL_MS: int(200, 10, 60_000),
+  /**
+   * With CLICKHOUSE_URL: what an API process holds (answers, day rows) is served only while its last
+   * successful read of the change signal began less than this ago (ms); otherwise ClickHouse answers.
+   * The bound of the freshness promise when the signal cannot be read in time (docs/deployment.md).
+   */
+  STATS_FRESHNESS_MS: int(1_000, 100, 3_600_000),
   /**
    * How many per-day answer rows (daily_scopes) of recently asked lists automation.stats holds
    * in memory to answer all-workflow and one-workflow requests without an engine read (a list of 50
