@@ -62,6 +62,8 @@ export class StatsCache implements ChangeListener {
    * this process); in server mode set by each successful change poll (ListChangePoll).
    */
   freshUntil = Infinity;
+  /** Server mode: set by the change poll (see ChangeListener.freshen). */
+  freshen?: () => Promise<void>;
 
   constructor(opts: StatsCacheOptions) {
     this.enabled = opts.enabled;
@@ -121,6 +123,8 @@ export class StatsCache implements ChangeListener {
    * current version, else made by `load` (and kept).
    */
   async read<T>(q: StatsQuery, currency: string, load: () => Promise<JsonAnswer<T>>): Promise<JsonAnswer<T>> {
+    // Stale (the change signal read too long ago): a poll now, shared, rather than an engine read here.
+    if (!this.fresh() && this.freshen) await this.freshen();
     if (!this.enabled) return load();
     const key = `${keyOf(q)}|${currency}`;
     // Captured before the read: a bump during the read leaves this (older) version on the result.

@@ -29,6 +29,8 @@ export interface ChangeListener {
    * successful poll began is in it. After it (polls failing or late) nothing held is served.
    */
   freshUntil: number;
+  /** Set by the poll: makes what is held fresh again (a poll now, shared), for a reader that found it stale. */
+  freshen?: () => Promise<void>;
 }
 
 /** The statement a reader's poll runs (exported so tests can tell it from stats reads). */
@@ -118,6 +120,8 @@ export class ListChangePoll {
   private newest = 0;
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
+  /** The poll in flight (scheduled or asked for by a stale reader): one at a time, shared. */
+  private inFlight: Promise<void> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -142,8 +146,24 @@ export class ListChangePoll {
       this.newest = Math.max(this.newest, r.at_us);
     }
     this.listener.freshUntil = began + this.staleAfterMs;
+    this.listener.freshen = () => this.freshen();
     this.polling = true;
     this.schedule();
+  }
+
+  /**
+   * For a reader that found what is held stale (polls late: a busy process or server): waits for a
+   * poll that began after it asked, rather than sending its read to ClickHouse (each stale reader would
+   * add an engine read to a server that may be why the polls are late). A failed poll leaves it stale.
+   */
+  async freshen(): Promise<void> {
+    // Twice at most: a poll already in flight may have begun too long ago to make it fresh.
+    for (let i = 0; i < 2 && Date.now() >= this.listener.freshUntil; i++)
+      await this.pollShared().catch(() => undefined);
+  }
+
+  private pollShared(): Promise<void> {
+    return (this.inFlight ??= this.poll().finally(() => (this.inFlight = undefined)));
   }
 
   stop(): void {
@@ -184,7 +204,7 @@ export class ListChangePoll {
 
   private schedule(): void {
     this.timer = setTimeout(() => {
-      void this.poll()
+      void this.pollShared()
         .catch((err: unknown) => {
           // One in flight when the service stopped fails on the closing connection: not worth a warning.
           if (this.polling) this.log.warn({ err }, 'list change poll failed');
