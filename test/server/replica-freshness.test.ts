@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { kafkaEnv, produce, testKafka } from '../support/kafka.js';
 import { isCatalogPoll, isChangePoll } from '../support/statements.js';
 import { sha256, startTestService, tenant, type TestService } from '../support/service.js';
 
@@ -224,5 +225,44 @@ describe('API replicas on one server answer from memory and see every other proc
     } finally {
       api.db.faultInjector = undefined;
     }
+  });
+});
+
+describe('a record committed from Kafka by an ingest process is in every API replica’s answers', () => {
+  const env = kafkaEnv(inject('kafkaBrokers'));
+  const kafka = testKafka(env.KAFKA_BROKERS);
+  let ingester: TestService;
+  let apis: TestService[];
+
+  beforeAll(async () => {
+    const database = `mailstats_test_${randomBytes(6).toString('hex')}`;
+    ingester = await startTestService({ ...env, CLICKHOUSE_DATABASE: database, ROLE: 'ingest' });
+    const api = { CLICKHOUSE_DATABASE: database, ROLE: 'api', STATS_FRESHNESS_MS: String(FRESHNESS_MS) };
+    // ROLE=ingest serves no API: its URL is the listener of /healthz; the replicas answer.
+    apis = [await startTestService(api), await startTestService(api)];
+    await produce(
+      kafka,
+      env.KAFKA_CATALOG_TOPIC,
+      tenant({ userId: USER, apiKey: KEY, lists: [{ list_id: LIST, timezone: 'UTC' }] }),
+      () => 'catalog',
+    );
+  });
+  afterAll(async () => {
+    await Promise.all((apis ?? []).map((a) => a.stop()));
+    await ingester?.stop();
+  });
+
+  it('before and after the replicas hold the list’s answers', async () => {
+    await produce(kafka, env.KAFKA_EVENTS_TOPIC, sends(LIST, 4));
+    for (const api of apis) await until('the first records', async () => (await sendsOn(api, LIST)) === 4);
+    for (const api of apis) {
+      await api.dayRows!.settled();
+      const reads = await statementsDuring(api, async () => {
+        expect(await sendsOn(api, LIST)).toBe(4);
+      });
+      expect(reads).toEqual([]);
+    }
+    await produce(kafka, env.KAFKA_EVENTS_TOPIC, sends(LIST, 6));
+    for (const api of apis) await until('the later records', async () => (await sendsOn(api, LIST)) === 10);
   });
 });
