@@ -8,6 +8,8 @@ import { defineConfig } from 'vitest/config';
 export const SERVER_SUITES = [
   'test/integration/api-contract.test.ts',
   'test/integration/ingest-route.test.ts',
+  'test/integration/stats-correctness.test.ts',
+  'test/server/replica-freshness.test.ts',
 ];
 
 const shared = {

@@ -4,6 +4,7 @@ import { ingestBench } from './ingest.js';
 import { kafkaBench } from './kafka.js';
 import { renderBench } from './render.js';
 import { statsBench } from './stats.js';
+import { serverBench } from './stats-server.js';
 import { tenantsBench } from './tenants.js';
 
 /** `npm run bench [-- section …]`: runs the sections (all by default) and rewrites their parts of BENCHMARKS.md. */
@@ -13,6 +14,7 @@ const SECTIONS: Record<string, { title: string; run: () => Promise<string> }> = 
   kafka: { title: 'Kafka → ClickHouse throughput', run: () => kafkaBench() },
   render: { title: 'transactional.templateRender throughput', run: () => renderBench() },
   tenants: { title: 'Many tenants: catalog, ingest and stats over 10,000 lists', run: () => tenantsBench() },
+  server: { title: 'Server mode: API replicas answering from memory', run: () => serverBench() },
 };
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));

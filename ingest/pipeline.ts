@@ -53,8 +53,11 @@ export class Pipeline {
     private readonly events: EventStore,
     private readonly batchSize: number,
     private readonly log: Logger,
-    /** Told, after a write or a re-dating, which lists' stats may read differently (the answer cache). */
-    private readonly changed: (listIds: number[] | 'all') => void = () => {},
+    /**
+     * Told, after a write or a re-dating, which lists' stats may read differently (the answer cache; in
+     * server mode also the change signal): a write resolves only once what this returns has settled.
+     */
+    private readonly changed: (listIds: number[] | 'all') => void | Promise<void> = () => {},
     /** Erasures (docs/lifecycle.md, "erase"): without it nothing is filtered and `erase` is refused. */
     private readonly erasures?: ErasureStore,
   ) {}
@@ -111,7 +114,7 @@ export class Pipeline {
       try {
         return await this.completeErasures(erasures);
       } finally {
-        this.changed(lists);
+        await this.changed(lists);
       }
     });
     this.queue = run.catch(() => undefined);

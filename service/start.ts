@@ -15,6 +15,8 @@ import type { Config } from '../shared/config.js';
 import { createLogger, type Logger } from '../shared/log.js';
 import { catalogListing } from '../shared/catalog/listing.js';
 import { ErasureStore } from '../shared/clickhouse/erasure-store.js';
+import { StoredGenerations } from '../shared/clickhouse/generations.js';
+import { ListChangePoll, ListChangeWriter } from '../shared/clickhouse/list-changes.js';
 import { adminActions, adminToken } from './admin.js';
 import { readTemplateCacheFrom } from '../shared/metrics.js';
 import { seedDemo } from './demo.js';
@@ -32,10 +34,15 @@ export interface Service {
   db: Db;
   catalog: Catalog;
   pipeline: Pipeline;
-  /** automation.stats' per-day rows, invalidated by this process's writes (README: STATS_CACHE_MS). */
+  /**
+   * automation.stats' answers, invalidated by this process's writes and, in server mode, by other
+   * processes' through the change signal (docs/configuration.md: STATS_CACHE_MS, STATS_CHANGE_POLL_MS).
+   */
   statsCache: StatsCache;
-  /** Embedded: lists' per-day stats rows held in memory (undefined in server mode or when off). */
+  /** Lists' per-day stats rows held in memory (undefined when STATS_MEMORY_ROWS = 0). */
   dayRows: DayRows | undefined;
+  /** Server mode: the change signal's read, in every role that answers the API (else undefined). */
+  changePoll: ListChangePoll | undefined;
   /** Where POST /ingest sends records: the pipeline, or Kafka when KAFKA_BROKERS is set. */
   sink: IngestSink;
   worker: IngestWorker | undefined;
@@ -123,14 +130,38 @@ async function bringUp(
   catalog.startPolling(config.CATALOG_POLL_MS);
   const statsCache = new StatsCache(statsCacheOptions(config));
   const events = new EventStore(db, config.DEDUP_WINDOW_DAYS);
+  // Server mode: every finished write of this process also tells the other processes which lists it
+  // changed (the change signal, ARCHITECTURE.md "The stats answer cache").
+  const changes = db.mode === 'server' ? new ListChangeWriter(db) : undefined;
   const pipeline = new Pipeline(
     catalog,
     events,
     config.INGEST_BATCH_SIZE,
     log,
-    (lists) => (lists === 'all' ? statsCache.bumpAll() : statsCache.bump(lists)),
+    (lists) => {
+      if (lists === 'all') statsCache.bumpAll();
+      else statsCache.bump(lists);
+      // The Pipeline waits for what this returns before a write (and a start-up recovery) resolves
+      // (Promise.finally), so a write is acknowledged only once its change row is stored; a failed
+      // row fails the write (retried by its caller, which notes the lists again).
+      return changes?.note(lists);
+    },
     new ErasureStore(db),
   );
+  // Server mode, API roles: other processes' writes are read from the change signal. Its baseline is
+  // read before anything is held (before the listener answers the API).
+  const changePoll =
+    changes && config.ROLE !== 'ingest'
+      ? new ListChangePoll(
+          db,
+          changes.id,
+          statsCache,
+          config.STATS_CHANGE_POLL_MS,
+          config.STATS_FRESHNESS_MS,
+          log,
+        )
+      : undefined;
+  await changePoll?.start();
   // Embedded stores may hold the demo tenant: it never mixes with an operator's records (docs/records.md).
   const demo = config.CLICKHOUSE_URL ? undefined : new DemoTenant(db, catalog);
   if (demo) pipeline.keepDemoApart(demo);
@@ -152,7 +183,7 @@ async function bringUp(
     queueDeadlineMs: config.RENDER_QUEUE_DEADLINE_MS,
   });
   readTemplateCacheFrom(() => renderer.stats().cache);
-  const dayRows = statsDayRows(db, events.generations, statsCache, config, log);
+  const dayRows = statsDayRows(db, events.generations ?? new StoredGenerations(db), statsCache, config, log);
   const stats = { statsCache, generations: events.generations, dayRows };
   const operations = apiOperations({ config, db, catalog, ...stats, renderer, log });
   const consumerLag = worker ? consumerLagReader(config) : undefined;
@@ -182,6 +213,7 @@ async function bringUp(
     pipeline,
     statsCache,
     dayRows,
+    changePoll,
     sink,
     worker,
     ingestToken: token,
@@ -210,6 +242,7 @@ async function bringUp(
         consumerLag && bounded('closing the lag reader', 2_000, () => consumerLag.close()),
       ]);
       catalog.stopPolling();
+      changePoll?.stop();
       await bounded('closing ClickHouse', 2_000, () => db.close());
     },
   };

@@ -137,10 +137,9 @@ const envSchema = z.object({
   /** How often another process's catalog writes are noticed (ms). */
   CATALOG_POLL_MS: int(250, 10, 60_000),
   /**
-   * The automation.stats answer cache. Unset: on without expiry in the embedded mode (exact: every
-   * write runs in this process and invalidates it), off with CLICKHOUSE_URL (other processes write).
-   * 0: off. N > 0: on in either mode, a cached answer also expires after N ms (with CLICKHOUSE_URL,
-   * another process's writes are seen within N ms).
+   * The automation.stats answer cache. Unset: on without expiry, in either mode (exact: this process's
+   * writes invalidate it at once; with CLICKHOUSE_URL, other processes' writes through the change
+   * signal, STATS_CHANGE_POLL_MS). 0: off. N > 0: on, a cached answer also expires after N ms.
    */
   STATS_CACHE_MS: optionalString.pipe(z.coerce.number<string>().int().min(0).max(86_400_000).optional()),
   /**
@@ -151,7 +150,18 @@ const envSchema = z.object({
    */
   STATS_READ_CONNECTIONS: int(2, 0, 16),
   /**
-   * Embedded: how many per-day answer rows (daily_scopes) of recently asked lists automation.stats holds
+   * With CLICKHOUSE_URL: how often an API process reads which lists other processes changed (the
+   * change signal, one statement per interval), dropping what it holds of them.
+   */
+  STATS_CHANGE_POLL_MS: int(200, 10, 60_000),
+  /**
+   * With CLICKHOUSE_URL: what an API process holds (answers, day rows) is served only while its last
+   * successful read of the change signal began less than this ago (ms); otherwise ClickHouse answers.
+   * The bound of the freshness promise when the signal cannot be read in time (docs/deployment.md).
+   */
+  STATS_FRESHNESS_MS: int(1_000, 100, 3_600_000),
+  /**
+   * How many per-day answer rows (daily_scopes) of recently asked lists automation.stats holds
    * in memory to answer all-workflow and one-workflow requests without an engine read (a list of 50
    * workflows and 3 triggers over a year is ~75,000 rows, ~30 MB). 0: none held.
    */

@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { StatsQuery } from '../../shared/clickhouse/stats-store.js';
 import type { Config } from '../../shared/config.js';
 import { countStatsCache } from '../../shared/metrics.js';
+import type { ChangeListener } from '../../shared/clickhouse/list-changes.js';
 import type { JsonAnswer } from '../api12/json-answer.js';
 
 /** Bounds of the answer cache: entries, and bytes (the answers' own plus a fixed overhead each). */
@@ -15,7 +16,7 @@ interface Entry {
 }
 
 export interface StatsCacheOptions {
-  /** Off: every request reads ClickHouse (server mode by default: other processes write there). */
+  /** Off: every request reads ClickHouse. */
   enabled: boolean;
   /** Entries older than this are read again (0: only a version bump retires them). */
   ttlMs: number;
@@ -23,12 +24,13 @@ export interface StatsCacheOptions {
   maxBytes?: number;
 }
 
-/** STATS_CACHE_MS: unset = on in the embedded mode only (no expiry); 0 = off; N = on, N ms expiry. */
-export function statsCacheOptions(
-  config: Pick<Config, 'STATS_CACHE_MS' | 'CLICKHOUSE_URL'>,
-): StatsCacheOptions {
+/**
+ * STATS_CACHE_MS: unset = on (no expiry; in server mode kept current by the change signal); 0 = off;
+ * N = on, a cached answer also expires after N ms.
+ */
+export function statsCacheOptions(config: Pick<Config, 'STATS_CACHE_MS'>): StatsCacheOptions {
   const ms = config.STATS_CACHE_MS;
-  if (ms === undefined) return { enabled: !config.CLICKHOUSE_URL, ttlMs: 0 };
+  if (ms === undefined) return { enabled: true, ttlMs: 0 };
   return { enabled: ms > 0, ttlMs: ms };
 }
 
@@ -38,10 +40,12 @@ export function statsCacheOptions(
  * when the read started. The ingest pipeline bumps a list's version after every write that can change
  * what a reader sees (activity batches, re-datings); a cached result is served only while its version
  * is still the list's. A result whose read began before a bump is never stored under the newer version,
- * so a write that has completed (e.g. a POST /ingest that has answered) is always seen by the next read. Exact only where every write runs in this
- * process (the embedded mode); see README, Configuration (STATS_CACHE_MS).
+ * so a write that has completed (e.g. a POST /ingest that has answered) is always seen by the next read.
+ * In server mode other processes write too: their writes bump the lists' versions through the change
+ * signal (shared/clickhouse/list-changes.ts), within STATS_CHANGE_POLL_MS, and `freshUntil` stops
+ * serving anything held when the signal has not been read for too long (docs/configuration.md).
  */
-export class StatsCache {
+export class StatsCache implements ChangeListener {
   /** Settable for benchmarks (cached and uncached in one process); a disabled cache keeps nothing. */
   enabled: boolean;
   private readonly lru: LRUCache<string, Entry>;
@@ -53,6 +57,13 @@ export class StatsCache {
   /** Versions are drawn from one counter; `floor` retires every list's entries at once. */
   private seq = 0;
   private floor = 0;
+  /**
+   * Until when (epoch ms) what is held may be served: always in the embedded mode (every write runs in
+   * this process); in server mode set by each successful change poll (ListChangePoll).
+   */
+  freshUntil = Infinity;
+  /** Server mode: set by the change poll (see ChangeListener.freshen). */
+  freshen?: () => Promise<void>;
 
   constructor(opts: StatsCacheOptions) {
     this.enabled = opts.enabled;
@@ -90,9 +101,14 @@ export class StatsCache {
     return this.lru.size;
   }
 
+  /** Whether what is held may be served now (see `freshUntil`). */
+  fresh(): boolean {
+    return this.freshUntil === Infinity || Date.now() < this.freshUntil;
+  }
+
   /** The answer kept under `key` (of list `listId`) if it is at the list's current version; not counted. */
   current(key: string, listId: number): JsonAnswer | undefined {
-    if (!this.enabled) return undefined;
+    if (!this.enabled || !this.fresh()) return undefined;
     const hit = this.lru.get(key);
     return hit && hit.version === this.version(listId) ? hit.answer : undefined;
   }
@@ -107,6 +123,8 @@ export class StatsCache {
    * current version, else made by `load` (and kept).
    */
   async read<T>(q: StatsQuery, currency: string, load: () => Promise<JsonAnswer<T>>): Promise<JsonAnswer<T>> {
+    // Stale (the change signal read too long ago): a poll now, shared, rather than an engine read here.
+    if (!this.fresh() && this.freshen) await this.freshen();
     if (!this.enabled) return load();
     const key = `${keyOf(q)}|${currency}`;
     // Captured before the read: a bump during the read leaves this (older) version on the result.

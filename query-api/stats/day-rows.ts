@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { CurrentGenerations } from '../../shared/clickhouse/generations.js';
+import type { GenerationSource } from '../../shared/clickhouse/generations.js';
 import type { Db } from '../../shared/clickhouse/client.js';
 import type { DayCounters } from '../../shared/clickhouse/schema.js';
 import { listScopes, listSets, type StatsQuery } from '../../shared/clickhouse/stats-store.js';
@@ -30,7 +30,7 @@ interface Held {
 }
 
 /**
- * Embedded: the precomputed per-day answers (daily_scopes) of recently asked lists, held in memory, so
+ * The precomputed per-day answers (daily_scopes) of recently asked lists, held in memory, so
  * that an answer for all workflows or one workflow (with or without a trigger), over any period, is a
  * slice of them rather than an engine read (~15 ms, one at a time per connection; BENCHMARKS.md).
  * A workflow subset is answered from the same rows (totals and money summed over its workflows) and the
@@ -40,6 +40,11 @@ interface Held {
  * changed during the read; they answer only while both are still the list's. Meanwhile the engine
  * answers. Bounded by rows held (STATS_MEMORY_ROWS; IDS_PER_ROW ids count as a row), least recently
  * asked lists first out.
+ *
+ * In server mode other processes write: a list's version then also moves when the change signal tells
+ * of another process's write (re-datings included), and its generation is read from the store only
+ * around a load (the same before and after the read: no newer generation was done meanwhile, so nothing
+ * read was being dropped). Held rows are served only while the signal is fresh (`StatsCache.fresh`).
  */
 export class DayRows {
   private readonly held: LRUCache<number, Held>;
@@ -47,8 +52,8 @@ export class DayRows {
 
   constructor(
     private readonly db: Db,
-    private readonly generations: CurrentGenerations,
-    private readonly versionOf: (listId: number) => number,
+    private readonly generations: GenerationSource,
+    private readonly cache: Pick<StatsCache, 'version' | 'fresh'>,
     private readonly maxRows: number,
     private readonly log: Logger,
   ) {
@@ -64,11 +69,12 @@ export class DayRows {
    * next requests).
    */
   async rows(q: StatsQuery): Promise<DayCounters[] | undefined> {
-    if (this.maxRows === 0) return undefined;
-    const gen = await this.generations.of(q.listId);
+    if (this.maxRows === 0 || !this.cache.fresh()) return undefined;
+    // Server mode: a newer generation done elsewhere moves the list's version (the change signal).
+    const gen = this.generations.inMemory ? await this.generations.of(q.listId) : undefined;
     const held = this.held.get(q.listId);
     const subset = q.workflowIds !== null && q.workflowIds.length !== 1;
-    if (!held || held.version !== this.versionOf(q.listId) || held.gen !== gen) {
+    if (!held || held.version !== this.versionOf(q.listId) || (gen !== undefined && held.gen !== gen)) {
       // The rows are read for an all-workflow or one-workflow ask (a dashboard's first); a subset asks
       // for its sets only once they are held.
       if (!subset) this.load(q.listId);
@@ -126,20 +132,24 @@ export class DayRows {
     this.loading.set(key, run);
   }
 
+  private versionOf(listId: number): number {
+    return this.cache.version(listId);
+  }
+
   /** Settles when no list's rows are being read (tests, benchmarks). */
   async settled(): Promise<void> {
     while (this.loading.size > 0) await Promise.all(this.loading.values());
   }
 }
 
-/** Embedded only (where the process holds each list's generation and version); none in server mode. */
+/** Day rows in either mode (`generations`: embedded, the writer's; server mode, read from the store). */
 export function statsDayRows(
   db: Db,
-  generations: CurrentGenerations | undefined,
+  generations: GenerationSource,
   cache: StatsCache,
   config: Pick<Config, 'STATS_MEMORY_ROWS'>,
   log: Logger,
 ): DayRows | undefined {
-  if (!generations || config.STATS_MEMORY_ROWS === 0) return undefined;
-  return new DayRows(db, generations, (id) => cache.version(id), config.STATS_MEMORY_ROWS, log);
+  if (config.STATS_MEMORY_ROWS === 0) return undefined;
+  return new DayRows(db, generations, cache, config.STATS_MEMORY_ROWS, log);
 }

@@ -199,4 +199,24 @@ export const MIGRATIONS: Migration[] = [
         ADD COLUMN IF NOT EXISTS trigger_id UInt64`,
     ],
   },
+  {
+    version: 7,
+    name: 'list changes',
+    statements: [
+      // Server mode's change signal (ARCHITECTURE.md, "The stats answer cache"): one row per finished
+      // write of a process's pipeline, naming the lists whose answers it may have changed (every = 1:
+      // all lists), numbered 1, 2, 3 … per writing process. Every API process reads the rows newer than
+      // it has seen a few times a second and drops what it holds of those lists. Sorted by arrival so
+      // that the poll reads only the newest granules; a day is far more than any process needs.
+      `CREATE TABLE IF NOT EXISTS list_changes (
+        at DateTime64(6, 'UTC') DEFAULT now64(6),
+        writer UUID,
+        seq UInt64,
+        lists Array(UInt64),
+        every UInt8
+      ) ENGINE = MergeTree
+      ORDER BY at
+      TTL toDateTime(at) + INTERVAL 1 DAY`,
+    ],
+  },
 ];

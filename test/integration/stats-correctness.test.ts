@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedStats, type RawActivity } from '../support/expected-stats.js';
 import { startTestService, tenant, type TestService } from '../support/service.js';
 import { rng } from '../support/rng.js';
-import { isCatalogPoll } from '../support/statements.js';
+import { isCatalogPoll, isChangePoll } from '../support/statements.js';
 
 /**
  * A generated dataset around the autumn DST changes of two zones (Bucharest: 2026-10-25, New York:
@@ -197,8 +197,10 @@ describe('automation.stats against an independent model', () => {
           expect(await stats(c.listId, `&workflow_ids=${ids}${trigger}`), c.name).toEqual(expected);
         }
       }
-      // Catalog reads (and its change poll) are not stats reads.
-      const statsReads = reads.filter((s) => !/ FROM catalog\b/.test(s) && !isCatalogPoll(s));
+      // Catalog reads (and its change poll), and server mode's change signal, are not stats reads.
+      const statsReads = reads.filter(
+        (s) => !/ FROM catalog\b/.test(s) && !isCatalogPoll(s) && !isChangePoll(s),
+      );
       expect(statsReads.map((s) => s.replace(/\s+/g, ' ').slice(0, 200))).toEqual([]);
     } finally {
       svc.db.faultInjector = undefined;

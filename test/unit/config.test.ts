@@ -74,11 +74,11 @@ describe('CLICKHOUSE_CLUSTER and STARTUP_WAIT_SECONDS', () => {
 });
 
 describe('STATS_CACHE_MS', () => {
-  it('unset: the stats cache is on (no expiry) in the embedded mode, off with CLICKHOUSE_URL', () => {
+  it('unset: the stats cache is on (no expiry) in either mode (server mode: kept current by the change signal)', () => {
     expect(statsCacheOptions(loadConfig({}))).toEqual({ enabled: true, ttlMs: 0 });
     expect(statsCacheOptions(loadConfig({ STATS_CACHE_MS: '' }))).toEqual({ enabled: true, ttlMs: 0 });
     expect(statsCacheOptions(loadConfig({ CLICKHOUSE_URL: 'http://ch:8123' }))).toEqual({
-      enabled: false,
+      enabled: true,
       ttlMs: 0,
     });
   });
