@@ -28,12 +28,40 @@ async function applyPending(db: Db, log: Logger, migrations: Migration[]): Promi
   const applied: number[] = [];
   for (const m of migrations) {
     if (done.has(m.version)) continue;
-    for (const statement of m.statements) await db.command(forCluster(statement, db.cluster));
+    for (const statement of m.statements) {
+      const view = MODIFY_QUERY.exec(statement)?.[1];
+      // A reattach below cut short by a crash left the view detached (until the server restarts).
+      if (view) await db.command(attachView(view, db.cluster));
+      await db.command(forCluster(statement, db.cluster));
+      if (view) await reattachView(db, view);
+    }
     await db.insert('schema_migrations', ['version', 'name'], [[m.version, m.name]]);
     log.info({ version: m.version, name: m.name }, 'migration applied');
     applied.push(m.version);
   }
   return applied;
+}
+
+/** `ALTER TABLE <view> MODIFY QUERY …`, with the view's name. */
+const MODIFY_QUERY = /^\s*ALTER\s+TABLE\s+([A-Za-z_][A-Za-z0-9_]*)\s+MODIFY\s+QUERY\b/i;
+
+const attachView = (view: string, cluster: string | undefined) =>
+  `ATTACH TABLE IF NOT EXISTS ${view}${cluster ? ` ON CLUSTER '${cluster}'` : ''}`;
+
+/**
+ * Detach and attach a materialized view right after `MODIFY QUERY`, so that it is loaded from its stored
+ * definition, as after a server restart. Measured on ClickHouse 26.7 (server and embedded): inserts made
+ * while the server process that ran `MODIFY QUERY` still ran gave the view's part a deduplication
+ * identity that a retry of the same insert (same token) after a server crash and restart did not match:
+ * the source table dropped the retry as a duplicate, the view's table took it again, and every answer
+ * counted that batch twice (docs/deployment.md, "A server crash"). Reloaded, the view's identity is
+ * the one it has after every restart. Inserts of other processes in the instant between DETACH and
+ * ATTACH would miss the view: this runs only while migration 4 is applied (a new install, or an upgrade
+ * from before it), before this process writes anything.
+ */
+async function reattachView(db: Db, view: string): Promise<void> {
+  await db.command(`DETACH TABLE ${view}${db.cluster ? ` ON CLUSTER '${db.cluster}'` : ''}`);
+  await db.command(attachView(view, db.cluster));
 }
 
 // ---------------------------------------------------------------------------------------------------
