@@ -5,8 +5,22 @@ import { defineConfig } from 'vitest/config';
  * `SERVER_ONLY` files run there only: they need a server of their own (the embedded engine cannot be
  * killed apart from its process).
  */
-const SERVER_ONLY = ['test/integration/server-crash.test.ts'];
-const FAULT_AND_STORAGE_SUITES = [...SERVER_ONLY, 'test/integration/migration-lock.test.ts'];
+const SERVER_ONLY = ['test/integration/server-crash.test.ts', 'test/integration/cluster-ddl.test.ts'];
+const FAULT_AND_STORAGE_SUITES = [
+  ...SERVER_ONLY,
+  ...[
+    'kafka-crash',
+    'lifecycle-import-kill',
+    'lifecycle-erase-kill',
+    'redating-kills',
+    'kafka-ingest',
+    'dedup-ledger',
+    'list-redating',
+    'batch-scopes',
+    'pipeline-slices',
+    'migration-lock',
+  ].map((name) => `test/integration/${name}.test.ts`),
+];
 
 /**
  * The integration files that run a second time against a real ClickHouse server (the `server` project):
