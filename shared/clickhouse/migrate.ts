@@ -113,8 +113,13 @@ export function forCluster(statement: string, cluster: string | undefined): stri
 // Lock: one migrating process at a time on a server or cluster.
 
 const LOCK_TABLE = 'schema_migrations_lock';
-/** A holder that died keeps the lock at most this long; migrations are expected to take far less. */
-export const LOCK_LEASE_MS = 10 * 60_000;
+/**
+ * A holder that died keeps the lock at most this long. A live holder renews its lease every sixth of it
+ * while it works (`renewLease`), so migrations may take longer; the lease only bounds how long the others
+ * wait for a holder killed mid-way (10 minutes before: every restart of a service SIGKILLed while it
+ * migrated waited that long, 503 "applying migrations").
+ */
+export const LOCK_LEASE_MS = 30_000;
 
 /** randomUUID()'s shape. */
 const OWNER = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -173,13 +178,49 @@ export async function withMigrationLock<T>(
       );
     await sleep(pollMs);
   }
+  const renewal = renewLease(db, log, owner, leaseMs, onCluster);
   try {
     await dropExpiredLocks(db, leaseMs, onCluster);
     return await work();
   } finally {
+    await renewal.stop();
     const holder = await readLock(db).catch(() => undefined);
     if (holder?.owner === owner) await db.command(`DROP TABLE IF EXISTS ${LOCK_TABLE}${onCluster} SYNC`);
   }
+}
+
+/**
+ * Push the holder's lease forward every sixth of it while it works (`ALTER TABLE … MODIFY COMMENT`), only
+ * while the lock is still this owner's (a holder that stalled past its lease and was taken over must not
+ * rewrite the next holder's lock). A failed renewal is logged and tried again at the next tick.
+ */
+function renewLease(
+  db: Db,
+  log: Logger,
+  owner: string,
+  leaseMs: number,
+  onCluster: string,
+): { stop(): Promise<void> } {
+  if (leaseMs <= 0) return { stop: async () => undefined };
+  let running: Promise<void> = Promise.resolve();
+  const renew = async () => {
+    const holder = await readLock(db);
+    if (holder?.owner !== owner) return;
+    const info: LockInfo = { owner, expires: Date.now() + leaseMs };
+    await db.command(`ALTER TABLE ${LOCK_TABLE}${onCluster} MODIFY COMMENT '${JSON.stringify(info)}'`);
+  };
+  const timer = setInterval(() => {
+    running = running
+      .then(renew)
+      .catch((err: unknown) => log.warn({ err }, 'migration lock lease not renewed (tried again)'));
+  }, leaseMs / 6);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }
 
 const EXPIRED_LOCK = /^schema_migrations_lock_expired_[0-9a-f]{32}$/;

@@ -106,4 +106,24 @@ describe('migration lock: the expected wait', () => {
       [30, 'waiting for the migration lock (another process migrates)'],
     ]);
   });
+
+  it('a live holder renews its lease: nobody takes over while its work outlasts the lease', async () => {
+    const log = createLogger('silent');
+    const order: string[] = [];
+    const opts = { leaseMs: 1_500, pollMs: 50 };
+    const first = withMigrationLock(
+      svc.db,
+      log,
+      async () => {
+        order.push('first in');
+        await new Promise((r) => setTimeout(r, 4_000));
+        order.push('first out');
+      },
+      opts,
+    );
+    await vi.waitFor(() => expect(order).toEqual(['first in']));
+    const second = withMigrationLock(svc.db, log, async () => void order.push('second in'), opts);
+    await Promise.all([first, second]);
+    expect(order).toEqual(['first in', 'first out', 'second in']);
+  });
 });
