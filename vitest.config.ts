@@ -1,6 +1,28 @@
 import { defineConfig } from 'vitest/config';
 
 /**
+ * Storage, ingest, API and fault files that also run against a real server.
+ * `SERVER_ONLY` files run there only: they need a server of their own (the embedded engine cannot be
+ * killed apart from its process).
+ */
+const SERVER_ONLY = ['test/integration/server-crash.test.ts', 'test/integration/cluster-ddl.test.ts'];
+const FAULT_AND_STORAGE_SUITES = [
+  ...SERVER_ONLY,
+  ...[
+    'kafka-crash',
+    'lifecycle-import-kill',
+    'lifecycle-erase-kill',
+    'redating-kills',
+    'kafka-ingest',
+    'dedup-ledger',
+    'list-redating',
+    'batch-scopes',
+    'pipeline-slices',
+    'migration-lock',
+  ].map((name) => `test/integration/${name}.test.ts`),
+];
+
+/**
  * The integration files that run a second time against a real ClickHouse server (the `server` project):
  * the storage, ingest, API and fault suites. Each file says in its header which modes it covers; a file
  * not listed here is embedded-only and says why (docs/development.md, "Test modes").
@@ -10,6 +32,9 @@ export const SERVER_SUITES = [
   'test/integration/ingest-route.test.ts',
   'test/integration/stats-correctness.test.ts',
   'test/server/replica-freshness.test.ts',
+  // --- storage, ingest, API and fault suites ---
+  ...FAULT_AND_STORAGE_SUITES,
+  // --- end of storage, ingest, API and fault suites ---
 ];
 
 const shared = {
@@ -37,6 +62,7 @@ export default defineConfig({
           ...shared,
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
+          exclude: SERVER_ONLY,
           globalSetup: [kafka],
         },
       },

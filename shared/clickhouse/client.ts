@@ -3,6 +3,7 @@ import {
   createClient,
   type ClickHouseClient,
   type ClickHouseSettings,
+  type Logger as ClientLogger,
 } from '@clickhouse/client';
 import { mkdirSync } from 'node:fs';
 import { Readable } from 'node:stream';
@@ -82,6 +83,28 @@ export async function openChdb(
     connect: () => engine.createChdbConnection({ path }),
   };
 }
+/**
+ * The client's own log, into ours at debug level. It logs every failed request as an `[ERROR]` with
+ * its arguments, also the ones our code expects and handles (the migration lock's TABLE_ALREADY_EXISTS,
+ * a server away while ingest retries): the error reaches our code, which says what it means once.
+ */
+export function clientLog(log: Logger): { LoggerClass: new () => ClientLogger; level: ClickHouseLogLevel } {
+  const forward =
+    (level: string) =>
+    ({ module, message, args, err }: { module: string; message: string; args?: unknown; err?: Error }) =>
+      log.debug({ module, client_level: level, args, err }, `ClickHouse client: ${message}`);
+  return {
+    LoggerClass: class implements ClientLogger {
+      trace = forward('trace');
+      debug = forward('debug');
+      info = forward('info');
+      warn = forward('warn');
+      error = forward('error');
+    },
+    level: ClickHouseLogLevel.WARN,
+  };
+}
+
 type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
 
 /**
@@ -268,10 +291,10 @@ function tsvCell(v: unknown): string {
 
 /** The embedded engine (CLICKHOUSE_URL unset) or a server, waiting for the server to answer. */
 export async function openDb(config: Config, log: Logger): Promise<Db> {
-  return config.CLICKHOUSE_URL ? openServer(config, config.CLICKHOUSE_URL, log) : openEmbedded(config);
+  return config.CLICKHOUSE_URL ? openServer(config, config.CLICKHOUSE_URL, log) : openEmbedded(config, log);
 }
 
-async function openEmbedded(config: Config): Promise<Db> {
+async function openEmbedded(config: Config, log: Logger): Promise<Db> {
   const database = config.CLICKHOUSE_DATABASE;
   const path = resolve(config.DATA_DIR);
   // The whole store is in here: only this user may enter what we create (docs/operations.md "Start-up").
@@ -281,7 +304,7 @@ async function openEmbedded(config: Config): Promise<Db> {
   if (holder) throw new PermanentError(dataDirInUseMessage(path, holder));
   const { chdb, session, connect } = await openChdb(path, config.BACKUP_ROOT);
   // chdb ships its own copy of the client-common types; the runtime interface is the same.
-  const client = createClient({ connection: chdb as unknown as ClientConnection });
+  const client = createClient({ connection: chdb as unknown as ClientConnection, log: clientLog(log) });
   const db = new Db(client, 'embedded', chdb, undefined, session);
   // chDB ignores the client's `database` option; USE holds for the rest of the session.
   await db.command(`CREATE DATABASE IF NOT EXISTS ${database}`);
@@ -294,7 +317,7 @@ async function openEmbedded(config: Config): Promise<Db> {
   );
   // Sessions of the same engine at the same path: they see every write of the writer's at once.
   const readers = Array.from({ length: config.STATS_READ_CONNECTIONS }, () =>
-    createClient({ connection: connect() as unknown as ClientConnection }),
+    createClient({ connection: connect() as unknown as ClientConnection, log: clientLog(log) }),
   );
   for (const reader of readers) await reader.command({ query: `USE ${database}` });
   db.addReaders(readers);
@@ -327,6 +350,7 @@ async function openServer(config: Config, url: string, log: Logger): Promise<Db>
     ...credentials,
     database,
     request_timeout: 30_000,
+    log: clientLog(log),
     clickhouse_settings: { ...STORE_SETTINGS, ...(cluster ? CLUSTER_SETTINGS : {}) },
   });
   return new Db(client, 'server', undefined, cluster);

@@ -28,12 +28,40 @@ async function applyPending(db: Db, log: Logger, migrations: Migration[]): Promi
   const applied: number[] = [];
   for (const m of migrations) {
     if (done.has(m.version)) continue;
-    for (const statement of m.statements) await db.command(forCluster(statement, db.cluster));
+    for (const statement of m.statements) {
+      const view = MODIFY_QUERY.exec(statement)?.[1];
+      // A reattach below cut short by a crash left the view detached (until the server restarts).
+      if (view) await db.command(attachView(view, db.cluster));
+      await db.command(forCluster(statement, db.cluster));
+      if (view) await reattachView(db, view);
+    }
     await db.insert('schema_migrations', ['version', 'name'], [[m.version, m.name]]);
     log.info({ version: m.version, name: m.name }, 'migration applied');
     applied.push(m.version);
   }
   return applied;
+}
+
+/** `ALTER TABLE <view> MODIFY QUERY …`, with the view's name. */
+const MODIFY_QUERY = /^\s*ALTER\s+TABLE\s+([A-Za-z_][A-Za-z0-9_]*)\s+MODIFY\s+QUERY\b/i;
+
+const attachView = (view: string, cluster: string | undefined) =>
+  `ATTACH TABLE IF NOT EXISTS ${view}${cluster ? ` ON CLUSTER '${cluster}'` : ''}`;
+
+/**
+ * Detach and attach a materialized view right after `MODIFY QUERY`, so that it is loaded from its stored
+ * definition, as after a server restart. Measured on ClickHouse 26.7 (server and embedded): inserts made
+ * while the server process that ran `MODIFY QUERY` still ran gave the view's part a deduplication
+ * identity that a retry of the same insert (same token) after a server crash and restart did not match:
+ * the source table dropped the retry as a duplicate, the view's table took it again, and every answer
+ * counted that batch twice (docs/deployment.md, "A server crash"). Reloaded, the view's identity is
+ * the one it has after every restart. Inserts of other processes in the instant between DETACH and
+ * ATTACH would miss the view: this runs only while migration 4 is applied (a new install, or an upgrade
+ * from before it), before this process writes anything.
+ */
+async function reattachView(db: Db, view: string): Promise<void> {
+  await db.command(`DETACH TABLE ${view}${db.cluster ? ` ON CLUSTER '${db.cluster}'` : ''}`);
+  await db.command(attachView(view, db.cluster));
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -85,8 +113,13 @@ export function forCluster(statement: string, cluster: string | undefined): stri
 // Lock: one migrating process at a time on a server or cluster.
 
 const LOCK_TABLE = 'schema_migrations_lock';
-/** A holder that died keeps the lock at most this long; migrations are expected to take far less. */
-export const LOCK_LEASE_MS = 10 * 60_000;
+/**
+ * A holder that died keeps the lock at most this long. A live holder renews its lease every sixth of it
+ * while it works (`renewLease`), so migrations may take longer; the lease only bounds how long the others
+ * wait for a holder killed mid-way (10 minutes before: every restart of a service SIGKILLed while it
+ * migrated waited that long, 503 "applying migrations").
+ */
+export const LOCK_LEASE_MS = 30_000;
 
 /** randomUUID()'s shape. */
 const OWNER = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -145,13 +178,49 @@ export async function withMigrationLock<T>(
       );
     await sleep(pollMs);
   }
+  const renewal = renewLease(db, log, owner, leaseMs, onCluster);
   try {
     await dropExpiredLocks(db, leaseMs, onCluster);
     return await work();
   } finally {
+    await renewal.stop();
     const holder = await readLock(db).catch(() => undefined);
     if (holder?.owner === owner) await db.command(`DROP TABLE IF EXISTS ${LOCK_TABLE}${onCluster} SYNC`);
   }
+}
+
+/**
+ * Push the holder's lease forward every sixth of it while it works (`ALTER TABLE … MODIFY COMMENT`), only
+ * while the lock is still this owner's (a holder that stalled past its lease and was taken over must not
+ * rewrite the next holder's lock). A failed renewal is logged and tried again at the next tick.
+ */
+function renewLease(
+  db: Db,
+  log: Logger,
+  owner: string,
+  leaseMs: number,
+  onCluster: string,
+): { stop(): Promise<void> } {
+  if (leaseMs <= 0) return { stop: async () => undefined };
+  let running: Promise<void> = Promise.resolve();
+  const renew = async () => {
+    const holder = await readLock(db);
+    if (holder?.owner !== owner) return;
+    const info: LockInfo = { owner, expires: Date.now() + leaseMs };
+    await db.command(`ALTER TABLE ${LOCK_TABLE}${onCluster} MODIFY COMMENT '${JSON.stringify(info)}'`);
+  };
+  const timer = setInterval(() => {
+    running = running
+      .then(renew)
+      .catch((err: unknown) => log.warn({ err }, 'migration lock lease not renewed (tried again)'));
+  }, leaseMs / 6);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }
 
 const EXPIRED_LOCK = /^schema_migrations_lock_expired_[0-9a-f]{32}$/;

@@ -1,3 +1,4 @@
+// Modes: embedded only — the CLI against DATA_DIR (token files of the embedded store); the HTTP commands do not depend on the store
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

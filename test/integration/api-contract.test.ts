@@ -1,3 +1,4 @@
+// Modes: embedded and server
 import { request as httpRequest, type Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';

@@ -1,3 +1,4 @@
+// Modes: embedded only — the start banner of an embedded start (DATA_DIR/ingest-token, the demo seeded)
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

@@ -1,3 +1,4 @@
+// Modes: embedded only — the bench harness itself (its pacing), not the store
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';

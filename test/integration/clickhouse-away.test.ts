@@ -1,3 +1,4 @@
+// Modes: embedded only — a server that is gone for good is simulated with a loopback port; server-crash covers a real server dying
 import { createClient } from '@clickhouse/client';
 import type { Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';

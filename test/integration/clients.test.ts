@@ -1,3 +1,4 @@
+// Modes: embedded only — the platform clients' wire encodings at the HTTP edge, independent of the store
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256, startTestService, type TestService } from '../support/service.js';

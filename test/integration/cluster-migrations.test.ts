@@ -1,3 +1,4 @@
+// Modes: embedded only — the cluster rewrite and lock on the embedded engine; the rewritten DDL meets the real 26.7 server in server mode (test/integration/cluster-ddl.test.ts)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

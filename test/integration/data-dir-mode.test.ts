@@ -1,3 +1,4 @@
+// Modes: embedded only — the permissions of DATA_DIR, which only the embedded store has
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

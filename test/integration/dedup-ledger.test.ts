@@ -1,3 +1,4 @@
+// Modes: embedded and server
 import { afterAll, describe, expect, it } from 'vitest';
 import { Restartable } from '../support/restartable.js';
 

@@ -1,3 +1,4 @@
+// Modes: embedded only — needs the demo tenant, which is seeded only embedded (docs/records.md "The demo tenant")
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEMO } from '../../ingest/demo-seed.js';

@@ -1,3 +1,4 @@
+// Modes: embedded only — the HTTP edge under a flood, independent of the store
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,4 @@
+// Modes: embedded only — asserts engine statements counted on the embedded engine (none for unknown user ids)
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Catalog } from '../../shared/catalog/catalog.js';

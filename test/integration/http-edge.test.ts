@@ -1,3 +1,4 @@
+// Modes: embedded only — the HTTP edge (encodings, logs, errors), independent of the store
 import type { Server } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

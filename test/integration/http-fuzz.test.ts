@@ -1,3 +1,4 @@
+// Modes: embedded only — the HTTP edge under fuzzed input, independent of the store
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

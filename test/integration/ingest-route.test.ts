@@ -1,3 +1,4 @@
+// Modes: embedded and server
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, tenant, type TestService } from '../support/service.js';
 

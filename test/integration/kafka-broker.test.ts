@@ -1,3 +1,4 @@
+// Modes: embedded only — the test harness's Kafka broker itself, no store
 // The test harness's Kafka itself: the broker the global setup provides carries acknowledged messages
 // to a consumer group exactly once, and a local broker keeps its data and group offsets over a restart.
 import { randomUUID } from 'node:crypto';

@@ -1,3 +1,4 @@
+// Modes: embedded and server
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,7 +7,7 @@ import { afterAll, describe, expect, inject, it, vi } from 'vitest';
 import { freePort } from '../../scripts/kafka/broker.mjs';
 import { expectedStats } from '../support/expected-stats.js';
 import { activityStream, kafkaEnv, produce, STREAM_PERIOD, testKafka } from '../support/kafka.js';
-import { tenant } from '../support/service.js';
+import { serverEnv, tenant } from '../support/service.js';
 
 describe('a worker killed with SIGKILL mid-stream', () => {
   const brokers = inject('kafkaBrokers');
@@ -26,6 +27,8 @@ describe('a worker killed with SIGKILL mid-stream', () => {
         env: {
           ...process.env,
           ...env,
+          // In the server project: a database of its own, the same at every restart.
+          ...serverEnv(dataDir),
           DATA_DIR: dataDir,
           PORT: String(port),
           SEED_DEMO: 'false',

@@ -1,3 +1,4 @@
+// Modes: embedded only — the dead-letter topic, independent of the store
 // docs/records.md "Counted once": a record too large for the dead-letter topic is still dead-lettered
 // (truncated, with its size and digest in the headers), never lost and never blocking its partition.
 import { createHash } from 'node:crypto';

@@ -1,3 +1,4 @@
+// Modes: embedded and server
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { IngestWorker } from '../../ingest/kafka/worker.js';
 import { createKafka } from '../../ingest/kafka/topics.js';

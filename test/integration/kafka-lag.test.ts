@@ -1,3 +1,4 @@
+// Modes: embedded only — the lag reader's Kafka admin connection, independent of the store
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { consumerLagReader } from '../../ingest/kafka/lag.js';
 import { loadConfig } from '../../shared/config.js';

@@ -1,3 +1,4 @@
+// Modes: embedded only — needs the demo tenant, which is seeded only embedded
 // docs/records.md "Ingest over HTTP" and "The demo tenant", with KAFKA_BROKERS: any body within the
 // 10 MiB limit is accepted whole (split into producer batches the broker accepts), and the first start
 // loads the demo through Kafka.

@@ -1,3 +1,4 @@
+// Modes: embedded only — erasure with backups of DATA_DIR; server-mode erasure under kills is lifecycle-erase-kill
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

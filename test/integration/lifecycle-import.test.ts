@@ -1,3 +1,4 @@
+// Modes: embedded only — not yet run against a server (issue 31: not in SERVER_SUITES); lifecycle-import-kill runs there
 import {
   existsSync,
   mkdtempSync,

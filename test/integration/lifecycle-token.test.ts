@@ -1,3 +1,4 @@
+// Modes: embedded only — the admin token file in DATA_DIR
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

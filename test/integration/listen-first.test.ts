@@ -1,3 +1,4 @@
+// Modes: embedded only — not yet run against a server (issue 31: not in SERVER_SUITES)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createNetServer } from 'node:net';
 import { resolve } from 'node:path';

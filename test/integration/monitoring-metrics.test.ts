@@ -1,3 +1,4 @@
+// Modes: embedded only — needs the demo tenant, which is seeded only embedded
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { DEMO, DEMO_ORDER_PARAMS } from '../../ingest/demo-seed.js';
 import { metricValue, scrape, type Sample } from '../support/metrics.js';

@@ -1,3 +1,4 @@
+// Modes: embedded only — the Prometheus rules files, no store
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

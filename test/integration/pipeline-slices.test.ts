@@ -1,3 +1,4 @@
+// Modes: embedded and server
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRecord, type MailstatsRecord } from '../../shared/records/index.js';
 import { startTestService, type TestService } from '../support/service.js';

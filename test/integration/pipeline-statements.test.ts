@@ -1,3 +1,4 @@
+// Modes: embedded only — asserts the embedded engine's statement counts per batch
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRecord, type MailstatsRecord } from '../../shared/records/index.js';
 import { startTestService, type TestService } from '../support/service.js';

@@ -1,3 +1,4 @@
+// Modes: embedded only — not yet run against a server (issue 31: not in SERVER_SUITES)
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';

@@ -1,3 +1,4 @@
+// Modes: embedded and server
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,7 +8,7 @@ import { afterAll, describe, expect, inject, it, vi } from 'vitest';
 import { freePort } from '../../scripts/kafka/broker.mjs';
 import { expectedStats, type RawActivity } from '../support/expected-stats.js';
 import { kafkaEnv, produce, testKafka } from '../support/kafka.js';
-import { sha256 } from '../support/service.js';
+import { serverEnv, sha256 } from '../support/service.js';
 import { rng } from '../support/rng.js';
 
 /**
@@ -117,6 +118,8 @@ describe('a worker SIGKILLed again and again while lists get their time zones la
           env: {
             ...process.env,
             ...env,
+            // In the server project: a database of its own, the same at every restart.
+            ...serverEnv(dataDir),
             DATA_DIR: dataDir,
             PORT: String(port),
             SEED_DEMO: 'false',

@@ -1,3 +1,4 @@
+// Modes: embedded only — the render worker pool, independent of the store
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricValue, scrape } from '../support/metrics.js';

@@ -1,3 +1,4 @@
+// Modes: embedded only — render errors and logs, independent of the store
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capturingLogger } from '../support/raw-http.js';
 import { startTestService, tenant, type TestService } from '../support/service.js';

@@ -1,3 +1,4 @@
+// Modes: embedded only — the dashboard redirect in a browser, independent of the store
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/service.js';
 

@@ -1,3 +1,4 @@
+// Modes: embedded only — not yet run against a server (issue 31: not in SERVER_SUITES)
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';

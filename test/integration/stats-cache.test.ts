@@ -1,3 +1,4 @@
+// Modes: embedded only — the answer cache, on by default only embedded (server mode needs STATS_CACHE_MS)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localDate } from '../../shared/dates.js';
 import { metricValue, scrape } from '../support/metrics.js';

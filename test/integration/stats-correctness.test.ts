@@ -1,3 +1,4 @@
+// Modes: embedded only — asserts embedded internals (the day rows held in memory, statements); answers in server mode are api-contract's
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedStats, type RawActivity } from '../support/expected-stats.js';
 import { startTestService, tenant, type TestService } from '../support/service.js';

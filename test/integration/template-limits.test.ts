@@ -1,3 +1,4 @@
+// Modes: embedded only — template limits in the render pool, independent of the store
 import { spawn } from 'node:child_process';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

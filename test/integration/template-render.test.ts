@@ -1,3 +1,4 @@
+// Modes: embedded only — needs the demo tenant, which is seeded only embedded
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO, DEMO_ORDER_PARAMS, demoRecords } from '../../ingest/demo-seed.js';

@@ -1,3 +1,4 @@
+// Modes: embedded only — asserts the embedded engine's statements and its day rows in memory
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MailstatsRecord } from '../../shared/records/index.js';

@@ -1,3 +1,4 @@
+// Modes: embedded only — token files and rules of DATA_DIR
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

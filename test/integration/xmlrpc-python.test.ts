@@ -1,3 +1,4 @@
+// Modes: embedded only — the Python XML-RPC client at the HTTP edge, independent of the store
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { expect, vi } from 'vitest';
 import { freePort } from '../../scripts/kafka/broker.mjs';
+import { serverEnv } from './service.js';
 
 /** The service as an operator runs it: `main.ts` in a child process, on a free port. */
 export interface ChildService {
@@ -14,7 +15,10 @@ export interface ChildService {
 
 export const INGEST_TOKEN = 'child-ingest-token-abcdef0123456789';
 
-/** Spawn main.ts with `env` on DATA_DIR `dataDir`; does not wait for it to serve (see `untilServing`). */
+/**
+ * Spawn main.ts with `env` on DATA_DIR `dataDir` (with CLICKHOUSE_URL in the test environment: on that
+ * server, in the database of `dataDir`, see serverEnv); does not wait for it to serve (see `untilServing`).
+ */
 export async function spawnService(
   env: Record<string, string>,
   dataDir: string,
@@ -29,6 +33,8 @@ export async function spawnService(
       SEED_DEMO: 'false',
       LOG_LEVEL: 'warn',
       INGEST_TOKEN,
+      // In the `server` project: a database of its own per data dir (children on one DATA_DIR share it).
+      ...serverEnv(dataDir),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,14 +3,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../shared/config.js';
 import { startService, type Service } from '../../service/start.js';
+import { serverEnv } from './service.js';
 
 /**
- * A service on a DATA_DIR that outlives it: start, "crash" (every ClickHouse operation fails from a
+ * A service on a DATA_DIR (or, in the `server` test project, a server database) that outlives it: start, "crash" (every ClickHouse operation fails from a
  * chosen point on, as if the process had died there), close, and start again on the same data.
  */
 export class Restartable {
   readonly dir = mkdtempSync(join(tmpdir(), 'mailstats-restart-'));
   svc: Service | undefined;
+  /**
+   * In the `server` test project (CLICKHOUSE_URL set): the server and a database of this instance's
+   * own, the same at every start (the server's counterpart of `dir`). Empty embedded.
+   */
+  readonly server = serverEnv(this.dir);
 
   constructor(private readonly env: Record<string, string> = {}) {}
 
@@ -21,6 +27,7 @@ export class Restartable {
       SEED_DEMO: 'false',
       LOG_LEVEL: 'silent',
       INGEST_TOKEN: 'restart-token-0123456789abcdef0123',
+      ...this.server,
       ...this.env,
       ...env,
     });

@@ -19,15 +19,21 @@ export interface TestService extends Service {
 
 /**
  * With CLICKHOUSE_URL (and CLICKHOUSE_USER/PASSWORD/CLUSTER) in the test environment, services run
- * against that server, each in a fresh database, instead of the embedded engine.
+ * against that server, each in a database of its own, instead of the embedded engine: a fresh one, or
+ * the one named by `key` (the same key, the same database: a service started again on "the same data",
+ * as a DATA_DIR is for the embedded engine). Empty without CLICKHOUSE_URL.
  */
-function serverEnv(): Record<string, string> {
+export function serverEnv(key?: string): Record<string, string> {
   const url = process.env.CLICKHOUSE_URL;
   if (!url) return {};
   const keys = ['CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'CLICKHOUSE_CLUSTER'] as const;
+  const id =
+    key === undefined
+      ? randomBytes(6).toString('hex')
+      : createHash('sha256').update(key).digest('hex').slice(0, 12);
   return {
     CLICKHOUSE_URL: url,
-    CLICKHOUSE_DATABASE: `mailstats_test_${randomBytes(6).toString('hex')}`,
+    CLICKHOUSE_DATABASE: `mailstats_test_${id}`,
     // What a service holds is served only while its change poll is this recent: on a busy test machine
     // a poll can lag a second, and a test that expects answers from memory would then see the engine's
     // (a test of the bound itself sets its own).
