@@ -32,7 +32,38 @@ const revenueCents = (t: Totals, c: Reported) => (c === 'RON' ? t.revenueRonCent
 const aovCents = (t: Totals, c: Reported) => (c === 'RON' ? t.aovRonCents : t.aovEurCents);
 const aovOf = (f: DailyFrame, c: Reported) => aovSeries(f, c === 'RON' ? 'ron' : 'eur');
 
+let last: { now: ChartPeriod; before: ChartPeriod | undefined; currency: string } | undefined;
+
+/**
+ * The currency the money charts show: one at a time (two currencies on two axes of their own ranges
+ * made lines where one is the other ÷ 5 look as if they diverged). The list's own first; the picker
+ * above the charts switches.
+ */
+export function moneyCurrency(listCurrency: string): Reported {
+  const picker = $<HTMLSelectElement>('chart-currency');
+  const { main, other } = currenciesOf(listCurrency);
+  if (picker.dataset.list !== listCurrency) {
+    picker.replaceChildren(
+      ...[main, other].map((c) => {
+        const o = document.createElement('option');
+        o.value = c;
+        o.textContent = c === main ? `${c} (the list's)` : c;
+        return o;
+      }),
+    );
+    picker.value = main;
+    picker.dataset.list = listCurrency;
+  }
+  return picker.value === other ? other : main;
+}
+
+/** The money charts again in the currency picked (the figures are those already shown). */
+export function redrawMoney(): void {
+  if (last) renderCharts(last.now, last.before, last.currency);
+}
+
 export function renderCharts(now: ChartPeriod, before: ChartPeriod | undefined, currency: string): void {
+  last = { now, before, currency };
   const f = frameOf(now.records, now.from, now.to);
   const p = before && frameOf(before.records, before.from, before.to);
   const xs = xsOf(f);
@@ -57,7 +88,7 @@ export function renderCharts(now: ChartPeriod, before: ChartPeriod | undefined, 
       : [];
 
   const sends: SeriesSpec = {
-    label: 'Sends',
+    label: 'Sends (unique)',
     color: PALETTE.blue,
     values: countSeries(f, 'sends_unique'),
     summary: total(t.counts.sends_unique),
@@ -68,19 +99,19 @@ export function renderCharts(now: ChartPeriod, before: ChartPeriod | undefined, 
     [
       sends,
       {
-        label: 'Opens',
+        label: 'Opens (unique)',
         color: PALETTE.green,
         values: countSeries(f, 'opens_unique'),
         summary: total(t.counts.opens_unique),
       },
       {
-        label: 'Clicks',
+        label: 'Clicks (unique)',
         color: PALETTE.orange,
         values: countSeries(f, 'clicks_unique'),
         summary: total(t.counts.clicks_unique),
       },
       ...prev(
-        { label: 'Sends', color: PALETTE.blue },
+        { label: 'Sends (unique)', color: PALETTE.blue },
         (q) => countSeries(q, 'sends_unique'),
         (q) => total(q.counts.sends_unique),
       ),
@@ -111,58 +142,43 @@ export function renderCharts(now: ChartPeriod, before: ChartPeriod | undefined, 
     ],
     'percent',
   );
-  // The list's currency on the left axis, the other on an axis of its own: neither flattened.
-  const { main, other } = currenciesOf(currency);
+  const money = moneyCurrency(currency);
   drawChart(
     $('chart-revenue'),
     xs,
     [
       {
-        label: main,
+        label: money,
         color: PALETTE.purple,
-        values: revenueOf(f, main),
-        summary: `${formatCents(revenueCents(t, main))} in all`,
-      },
-      {
-        label: other,
-        color: PALETTE.teal,
-        values: revenueOf(f, other),
-        summary: `${formatCents(revenueCents(t, other))} in all`,
-        axis: 'right',
+        values: revenueOf(f, money),
+        summary: `${formatCents(revenueCents(t, money))} in all`,
       },
       ...prev(
-        { label: main, color: PALETTE.purple },
-        (q) => revenueOf(q, main),
-        (q) => `${formatCents(revenueCents(q, main))} in all`,
+        { label: money, color: PALETTE.purple },
+        (q) => revenueOf(q, money),
+        (q) => `${formatCents(revenueCents(q, money))} in all`,
       ),
     ],
     'money',
-    [main, other],
+    [money],
   );
   drawChart(
     $('chart-aov'),
     xs,
     [
       {
-        label: `AOV ${main}`,
+        label: `AOV ${money}`,
         color: PALETTE.purple,
-        values: aovOf(f, main),
-        summary: aovText(t, aovCents(t, main)),
-      },
-      {
-        label: `AOV ${other}`,
-        color: PALETTE.teal,
-        values: aovOf(f, other),
-        summary: aovText(t, aovCents(t, other)),
-        axis: 'right',
+        values: aovOf(f, money),
+        summary: aovText(t, aovCents(t, money)),
       },
       ...prev(
-        { label: `AOV ${main}`, color: PALETTE.purple },
-        (q) => aovOf(q, main),
-        (q) => aovText(q, aovCents(q, main)),
+        { label: `AOV ${money}`, color: PALETTE.purple },
+        (q) => aovOf(q, money),
+        (q) => aovText(q, aovCents(q, money)),
       ),
     ],
     'money',
-    [main, other],
+    [money],
   );
 }
