@@ -120,6 +120,8 @@ export function drawChart(
       },
       axes: [
         {
+          // Room for a whole date on every tick over a year (ticks.ts), for month and day otherwise.
+          space: xs.at(-1)! - xs[0]! > 366 * 86_400 ? 80 : 60,
           values: (_u, vals) => {
             const labels = tickLabels(vals);
             // The ticks drawn, for people inspecting the page and for the browser tests.

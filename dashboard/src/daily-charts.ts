@@ -1,6 +1,7 @@
 import { drawChart, PALETTE, type SeriesSpec } from './charts.js';
 import { currenciesOf, type Reported } from './currency.js';
 import { aovSeries, countSeries, frameOf, rateSeries, xsOf, type DailyFrame } from './daily.js';
+import { defaultGrouping, groupFrame, type Grouping } from './grouping.js';
 import { $ } from './dom.js';
 import { format2, formatCents, formatInt } from './format.js';
 import type { StatsRecord } from './stats.js';
@@ -57,15 +58,35 @@ export function moneyCurrency(listCurrency: string): Reported {
   return picker.value === other ? other : main;
 }
 
-/** The money charts again in the currency picked (the figures are those already shown). */
+/**
+ * The grouping of the charts' points: the picker's, or for a new period the default for its length
+ * (the picker then shows it).
+ */
+function grouping(from: string, to: string, days: number): Grouping {
+  const picker = $<HTMLSelectElement>('chart-group');
+  const period = `${from}/${to}`;
+  if (picker.dataset.period !== period) {
+    picker.value = defaultGrouping(days);
+    picker.dataset.period = period;
+  }
+  return picker.value === 'week' || picker.value === 'month' ? picker.value : 'day';
+}
+
+/** The charts again in the currency or grouping picked (the figures are those already shown). */
 export function redrawMoney(): void {
   if (last) renderCharts(last.now, last.before, last.currency);
 }
 
 export function renderCharts(now: ChartPeriod, before: ChartPeriod | undefined, currency: string): void {
   last = { now, before, currency };
-  const f = frameOf(now.records, now.from, now.to);
-  const p = before && frameOf(before.records, before.from, before.to);
+  const days = frameOf(now.records, now.from, now.to);
+  const by = grouping(now.from, now.to, days.dates.length);
+  $('charts-group-note').textContent =
+    by === 'day'
+      ? 'One point per day.'
+      : `One point per ${by}, from its first day: counts and money are sums of the ${by}'s days (a unique count too: subscribers once per day, added up), rates and AOV ratios of those sums.`;
+  const f = groupFrame(days, by);
+  const p = before && groupFrame(frameOf(before.records, before.from, before.to), by);
   const xs = xsOf(f);
   const t = now.totals;
   const pt = before?.totals;

@@ -33,6 +33,7 @@ for (const id of ['start', 'stop']) {
 }
 $('trigger').addEventListener('change', () => void reload());
 $('chart-currency').addEventListener('change', redrawMoney);
+$('chart-group').addEventListener('change', redrawMoney);
 $('workflow-list').addEventListener('change', () => {
   countTicked();
   void reload();

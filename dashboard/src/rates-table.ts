@@ -48,7 +48,8 @@ function draw(): void {
   const { breakdown, currency } = shown;
   const rows = breakdown.rows.map((r) => ({
     key: String(r.workflow.workflow_id),
-    name: `${r.workflow.name || 'Workflow'} (#${r.workflow.workflow_id})`,
+    id: r.workflow.workflow_id,
+    name: r.workflow.name || 'Workflow',
     rates: ratesOf(r.totals, currency),
   }));
   rows.sort((a, b) => {
@@ -58,7 +59,7 @@ function draw(): void {
     return sort.dir === 'ascending' ? x - y : y - x;
   });
   const head = el('tr');
-  head.append(el('th', 'Rank', { scope: 'col' }), el('th', 'Workflow', { scope: 'col' }));
+  head.append(el('th', 'Rank. Workflow', { scope: 'col' }));
   for (const c of COLUMNS) {
     const th = el('th', undefined, { scope: 'col', 'data-col': c.key, title: c.title });
     if (sort.key === c.key) th.setAttribute('aria-sort', sort.dir);
@@ -78,16 +79,17 @@ function draw(): void {
   const body = el('tbody');
   rows.forEach((r, i) => {
     const tr = el('tr', undefined, { 'data-key': r.key });
-    tr.append(el('td', String(i + 1), { class: 'rank' }));
-    tr.append(nameCell(r.name), ...COLUMNS.map((c) => el('td', text(c, r.rates), { 'data-col': c.key })));
+    tr.append(
+      nameCell(r.name, { id: r.id, rank: i + 1 }),
+      ...COLUMNS.map((c) => el('td', text(c, r.rates), { 'data-col': c.key })),
+    );
     body.append(tr);
   });
   const foot = el('tfoot');
   const total = el('tr', undefined, { 'data-key': 'total' });
   const all = ratesOf(breakdown.all.totals, currency);
   total.append(
-    el('td', ''),
-    el('th', breakdown.allLabel, { scope: 'row' }),
+    nameCell(breakdown.allLabel),
     ...COLUMNS.map((c) => el('td', text(c, all), { 'data-col': c.key })),
   );
   foot.append(total);

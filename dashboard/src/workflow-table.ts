@@ -129,10 +129,19 @@ function header(): HTMLElement {
   return head;
 }
 
-/** A row's name cell: long names are cut with an ellipsis, the whole name on hover and focus. */
-export function nameCell(name: string, title = name): HTMLElement {
+/**
+ * A row's name cell: a long name is cut with an ellipsis (the whole name on hover and focus), its id
+ * always shown after it, so that names alike at their start stay told apart; `rank` before it.
+ */
+export function nameCell(
+  name: string,
+  opts: { title?: string; id?: number; rank?: number } = {},
+): HTMLElement {
   const th = el('th', undefined, { scope: 'row' });
-  th.append(el('span', name, { class: 'name', title }));
+  if (opts.rank !== undefined) th.append(el('span', `${opts.rank}.`, { class: 'rank' }), ' ');
+  const full = opts.id === undefined ? name : `${name} (#${opts.id})`;
+  th.append(el('span', name, { class: 'name', title: opts.title ?? full }));
+  if (opts.id !== undefined) th.append(el('span', ` (#${opts.id})`, { class: 'wid' }));
   return th;
 }
 
@@ -157,17 +166,20 @@ function draw(): void {
   const body = el('tbody');
   for (const r of sorted(shown.rows)) {
     const row = el('tr', undefined, { 'data-key': String(r.workflow.workflow_id) });
-    row.append(nameCell(nameOf(r.workflow)), ...cells(r.totals, r.previous));
+    row.append(
+      nameCell(r.workflow.name || 'Workflow', { id: r.workflow.workflow_id }),
+      ...cells(r.totals, r.previous),
+    );
     body.append(row);
   }
   const foot = el('tfoot');
   if (shown.other) {
     const other = el('tr', undefined, { 'data-key': 'other' });
     other.append(
-      nameCell(
-        'Other workflows (not in the catalog)',
-        'Activity of workflow ids the catalog has no name for. Unique columns: subscribers that only these workflows reached that day.',
-      ),
+      nameCell('Other workflows (not in the catalog)', {
+        title:
+          'Activity of workflow ids the catalog has no name for. Unique columns: subscribers that only these workflows reached that day.',
+      }),
       ...cells(shown.other.totals, shown.other.previous, true),
     );
     foot.append(other);

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { frameOf } from '../../dashboard/src/daily.js';
+import { groupFrame, groupStart } from '../../dashboard/src/grouping.js';
 import { tickLabels } from '../../dashboard/src/ticks.js';
 import { minus, totalsOf } from '../../dashboard/src/totals.js';
 import type { StatsRecord } from '../../dashboard/src/stats.js';
@@ -57,5 +59,63 @@ describe('"other workflows": all workflows less the named ones', () => {
     expect(other.counts.sends_unique).toBe(0);
     expect(other.revenueRonCents).toBe(1_000_000);
     expect(other.aovRonCents).toBe(1_000_000);
+  });
+});
+
+const zero = Object.fromEntries(
+  [
+    'sends_unique',
+    'sends_total',
+    'opens_unique',
+    'opens_total',
+    'clicks_unique',
+    'clicks_total',
+    'purchase_count',
+    'purchases_value_ron',
+    'purchases_value_eur',
+    'bounce_total',
+    'unsub_total',
+    'spam_total',
+    'events_ok',
+    'events_failed',
+    'conditions_ok',
+    'conditions_failed',
+    'actions_ok',
+    'actions_failed',
+  ].map((k) => [k, 0]),
+) as unknown as StatsRecord;
+
+describe('charts by week and month (issue 33, point 9)', () => {
+  it('weeks start on Monday, months on the 1st', () => {
+    expect(groupStart('2026-11-27', 'week')).toBe('2026-11-23'); // a Friday → its Monday
+    expect(groupStart('2026-11-23', 'week')).toBe('2026-11-23');
+    expect(groupStart('2026-11-22', 'week')).toBe('2026-11-16'); // a Sunday
+    expect(groupStart('2026-11-27', 'month')).toBe('2026-11-01');
+  });
+  it('a month is the sum of its days; its rate a ratio of the sums; a month without activity is a gap', () => {
+    const day = (date: string, sends: number, opens: number, ron: number): any => ({
+      date,
+      sends_unique: sends,
+      opens_unique: opens,
+      purchase_count: ron > 0 ? 1 : 0,
+      purchases_value_ron: ron,
+    });
+    const records = [
+      day('2026-01-30', 3, 1, 10.01),
+      day('2026-01-31', 1, 1, 0.02),
+      day('2026-03-02', 2, 1, 0),
+    ];
+    const frame = frameOf(
+      records.map((r) => ({ ...zero, ...r })),
+      '2026-01-30',
+      '2026-03-02',
+    );
+    const months = groupFrame(frame, 'month');
+    expect(months.dates).toEqual(['2026-01-01', '2026-02-01', '2026-03-01']);
+    expect(months.records[1]).toBeUndefined();
+    expect(months.records[0]!.sends_unique).toBe(4);
+    expect(months.records[0]!.purchases_value_ron).toBe(10.03);
+    expect(months.records[0]!.opens_unique_percent).toBe(50);
+    expect(months.records[2]!.opens_unique_percent).toBe(50);
   });
 });
