@@ -10,6 +10,7 @@ import { state } from './state.js';
 import type { StatsRecord } from './stats.js';
 import { minus, totalsOf, type Totals } from './totals.js';
 import { writeView } from './url-state.js';
+import { clearHealth, renderHealth } from './health.js';
 import { clearRates, renderRates } from './rates-table.js';
 import { clearBreakdown, renderBreakdown, type Figures, type WorkflowRow } from './workflow-table.js';
 
@@ -211,6 +212,7 @@ async function loadBreakdown(
   const status = $('wf-status');
   clearBreakdown();
   clearRates();
+  clearHealth();
   let done = 0;
   let failed: unknown;
   status.textContent = workflows.length ? `Loading ${workflows.length} workflows…` : 'No workflows to show.';
@@ -263,6 +265,7 @@ async function loadBreakdown(
     allLabel: ids.size > 0 ? 'All shown workflows, together' : 'All workflows of the list, together',
   };
   renderBreakdown(breakdown);
+  renderHealth(rows);
   renderRates(breakdown, state.list!.currency);
   status.textContent = [
     workflows.length ? `${workflows.length} workflows.` : 'No workflows in the catalog.',

@@ -1,6 +1,7 @@
 import { clearChart } from './charts.js';
 import { $, show } from './dom.js';
 import { formatInt } from './format.js';
+import { clearHealth } from './health.js';
 import { clearRates } from './rates-table.js';
 import { clearBreakdown } from './workflow-table.js';
 
@@ -35,6 +36,7 @@ function clearFigures(): void {
   $('days').replaceChildren();
   clearBreakdown();
   clearRates();
+  clearHealth();
   $('wf-status').textContent = '';
 }
 

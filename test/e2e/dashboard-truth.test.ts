@@ -126,6 +126,35 @@ beforeAll(async () => {
     }),
     { type: 'workflow', workflow_id: 131, list_id: TRIGGERED, name: 'Triggered flow' },
     { type: 'workflow', workflow_id: 132, list_id: TRIGGERED, name: LONG_NAME },
+    // Execution health: 133 sent only in the previous period; 134's actions went from all ok to half failed.
+    { type: 'workflow', workflow_id: 133, list_id: TRIGGERED, name: 'Gone quiet' },
+    { type: 'workflow', workflow_id: 134, list_id: TRIGGERED, name: 'Failing actions' },
+    ...[1, 2].map((s) => ({
+      type: 'send',
+      event_id: `quiet-${s}`,
+      list_id: TRIGGERED,
+      workflow_id: 133,
+      subscriber_id: s,
+      timestamp: at(shift(today, -40)),
+    })),
+    ...Array.from({ length: 10 }, (_, i) => ({
+      type: 'action',
+      event_id: `act-before-${i}`,
+      list_id: TRIGGERED,
+      workflow_id: 134,
+      subscriber_id: i + 1,
+      timestamp: at(shift(today, -40)),
+      status: 'ok',
+    })),
+    ...Array.from({ length: 10 }, (_, i) => ({
+      type: 'action',
+      event_id: `act-now-${i}`,
+      list_id: TRIGGERED,
+      workflow_id: 134,
+      subscriber_id: i + 1,
+      timestamp: at(shift(today, -2)),
+      status: i < 5 ? 'failed' : 'ok',
+    })),
     ...[1, 2, 3].map((s) => ({
       type: 'send',
       event_id: `trig-${s}`,
@@ -380,6 +409,29 @@ describe('one screen, one truth (issue 33)', () => {
     const focused = (await name.boundingBox())!.width;
     await page.locator('#trigger').focus();
     expect(focused).toBeGreaterThan((await name.boundingBox())!.width);
+  });
+
+  it('execution health: sends fallen to zero and a jump in failed steps are flagged, from the API’s figures', async () => {
+    const one = async (w: number, params: object) =>
+      (await api(
+        'automation.stats',
+        { list_id: TRIGGERED, workflow_ids: [w], ...params },
+        USER,
+        KEY,
+      )) as any[];
+    const previous = { start_date: shift(today, -59), stop_date: shift(today, -30) };
+    expect(sum(await one(133, { days: 30 }), 'sends_total')).toBe(0);
+    expect(sum(await one(133, previous), 'sends_total')).toBe(2);
+    const now = await one(134, { days: 30 });
+    expect([sum(now, 'actions_failed'), sum(now, 'actions_ok')]).toEqual([5, 5]);
+    expect(await page.locator('#wf-health').isVisible()).toBe(true);
+    expect(await page.locator('#wf-health li[data-workflow="133"]').innerText()).toBe(
+      'Gone quiet (#133): no sends this period (2 sends (total) in the previous one).',
+    );
+    expect(await page.locator('#wf-health li[data-workflow="134"]').innerText()).toBe(
+      'Failing actions (#134): 50,00 % of its steps failed (events, conditions, actions: 5 of 10), against 0,00 % in the previous period.',
+    );
+    expect(await page.locator('#wf-health li').count()).toBe(2);
   });
 
   it('a filter that excludes everything says what it did, without operator advice', async () => {
