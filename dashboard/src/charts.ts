@@ -31,6 +31,9 @@ export const PALETTE = {
   orange: '#b45309',
   purple: '#8430ce',
   teal: '#0e7490',
+  pink: '#9d174d',
+  olive: '#4d7c0f',
+  slate: '#374151',
 } as const;
 export const CHART_BACKGROUND = '#ffffff';
 

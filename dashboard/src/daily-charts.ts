@@ -1,4 +1,6 @@
-import { drawChart, PALETTE, type SeriesSpec } from './charts.js';
+import { clearChart, drawChart, PALETTE, type SeriesSpec } from './charts.js';
+import { state } from './state.js';
+import type { WorkflowRow } from './workflow-table.js';
 import { currenciesOf, type Reported } from './currency.js';
 import { aovSeries, countSeries, frameOf, rateSeries, xsOf, type DailyFrame } from './daily.js';
 import { defaultGrouping, groupFrame, type Grouping } from './grouping.js';
@@ -75,6 +77,41 @@ function grouping(from: string, to: string, days: number): Grouping {
 /** The charts again in the currency or grouping picked (the figures are those already shown). */
 export function redrawMoney(): void {
   if (last) renderCharts(last.now, last.before, last.currency);
+  if (lastLines) renderWorkflowLines(...lastLines);
+}
+
+/** At most this many workflows side by side: more lines than colours told apart read as noise. */
+const MAX_LINES = 8;
+const LINE_COLOURS = Object.values(PALETTE);
+let lastLines: Parameters<typeof renderWorkflowLines> | undefined;
+
+/**
+ * Workflows side by side over time: unique sends per point of each workflow — the ticked ones (up to 8),
+ * else the 5 with the most sends (total) — from the same per-workflow answers as the table.
+ */
+export function renderWorkflowLines(rows: WorkflowRow[], from: string, to: string): void {
+  lastLines = [rows, from, to];
+  const ticked = rows.length <= MAX_LINES && rows.length < state.workflows.length;
+  const chosen = ticked
+    ? rows
+    : [...rows].sort((a, b) => b.totals.counts.sends_total - a.totals.counts.sends_total).slice(0, 5);
+  $('chart-workflows-which').textContent = ticked
+    ? 'the workflows ticked'
+    : `the ${chosen.length} with the most sends (total); tick up to ${MAX_LINES} to compare others`;
+  const by = $<HTMLSelectElement>('chart-group').value as Grouping;
+  const frames = chosen.map((r) => groupFrame(frameOf(r.records ?? [], from, to), by));
+  if (frames.length === 0) return clearChart($('chart-workflows'));
+  drawChart(
+    $('chart-workflows'),
+    xsOf(frames[0]!),
+    chosen.map((r, i) => ({
+      label: `${r.workflow.name || 'Workflow'} (#${r.workflow.workflow_id})`,
+      color: LINE_COLOURS[i % LINE_COLOURS.length]!,
+      values: countSeries(frames[i]!, 'sends_unique'),
+      summary: total(r.totals.counts.sends_unique),
+    })),
+    'count',
+  );
 }
 
 export function renderCharts(now: ChartPeriod, before: ChartPeriod | undefined, currency: string): void {

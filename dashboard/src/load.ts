@@ -1,6 +1,6 @@
 import { callApi, type Session } from './api.js';
 import { currentPreset, filterProblem, selectedWorkflowIds, triggerParam, triggerText } from './controls.js';
-import { renderCharts } from './daily-charts.js';
+import { renderCharts, renderWorkflowLines } from './daily-charts.js';
 import { renderDays } from './days-table.js';
 import { $, messageOf } from './dom.js';
 import { periodText, renderTotals } from './kpis.js';
@@ -231,7 +231,7 @@ async function loadBreakdown(
           fetchRecords(session, { ...params, ...period.params }),
           comparable ? fetchRecords(session, { ...params, ...period.previous.params }) : undefined,
         ]);
-        rows[i] = { workflow: w, totals: totalsOf(now), previous: before && totalsOf(before) };
+        rows[i] = { workflow: w, totals: totalsOf(now), previous: before && totalsOf(before), records: now };
         done++;
         if (seq === state.seq) status.textContent = `Loading workflows… ${done}/${workflows.length}`;
       } catch (err) {
@@ -266,6 +266,7 @@ async function loadBreakdown(
   };
   renderBreakdown(breakdown);
   renderHealth(rows);
+  renderWorkflowLines(rows, period.from, period.to);
   renderRates(breakdown, state.list!.currency);
   status.textContent = [
     workflows.length ? `${workflows.length} workflows.` : 'No workflows in the catalog.',

@@ -60,7 +60,8 @@ $('tpl-form').addEventListener('submit', (e) => {
   e.preventDefault();
   void renderTemplate();
 });
-for (const id of ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov']) followWidth($(id));
+for (const id of ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov', 'chart-workflows'])
+  followWidth($(id));
 
 // A view link opened in a tab that is already signed in: the address changes, the page follows.
 window.addEventListener('hashchange', () => {

@@ -10,7 +10,7 @@ import { clearBreakdown } from './workflow-table.js';
  * While a period loads the old figures are marked stale (faded, with "Loading …"); after an error or
  * for a period without activity they are removed, not left at full strength under the message.
  */
-const CHARTS = ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov'];
+const CHARTS = ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov', 'chart-workflows'];
 
 /** `loading` → `loaded` (everything shown, per-workflow table included) or `error`: for people and tests. */
 export const setState = (s: 'loading' | 'loaded' | 'error') => ($('app').dataset.state = s);

@@ -2,7 +2,7 @@ import { changeText, ratioChange } from './change-text.js';
 import { COLUMN_HEADERS, formatValue, kindOf, totalsValue, type Column } from './columns.js';
 import { $, el } from './dom.js';
 import type { WorkflowEntry } from './api.js';
-import { DAY_COLUMNS } from './stats.js';
+import { DAY_COLUMNS, type StatsRecord } from './stats.js';
 import { changeOf, type Change, type Totals } from './totals.js';
 
 /**
@@ -17,6 +17,8 @@ export interface WorkflowRow {
   totals: Totals;
   /** The same workflow over the previous period, when the period has one. */
   previous: Totals | undefined;
+  /** Its days as the API answered them (this period): its line on the workflows chart. */
+  records?: StatsRecord[];
 }
 
 export type Figures = Omit<WorkflowRow, 'workflow'>;

@@ -257,6 +257,20 @@ describe('one screen, one truth (issue 33)', () => {
     expect(await page.locator('#workflow-count').innerText()).toBe('all 5 (none ticked)');
   });
 
+  it('workflows side by side over time: one line per ticked workflow, its days as the API answers them', async () => {
+    await tick([2, 4]);
+    const lines = await plotted('chart-workflows');
+    expect(Object.keys(lines.series)).toEqual(['Shop flow 2 (#2)', 'Shop flow 4 (#4)']);
+    for (const w of [2, 4]) {
+      const rows: any[] = await api('automation.stats', { list_id: 1, days: 30, workflow_ids: [w] });
+      const byDate = new Map(rows.map((r) => [r.date, r.sends_unique]));
+      expect(lines.series[`Shop flow ${w} (#${w})`]).toEqual(lines.x.map((d: string) => byDate.get(d) ?? 0));
+    }
+    expect(await page.locator('#chart-workflows-which').innerText()).toBe('the workflows ticked');
+    await tick([]);
+    expect(Object.keys((await plotted('chart-workflows')).series)).toHaveLength(5);
+  });
+
   it('every "Sends" says whether it is unique or total, and equals the API’s count of that kind', async () => {
     const all: any[] = await api('automation.stats', { list_id: 1, days: 30 });
     expect(await kpiLabel('sends')).toBe('Sends (total)');
