@@ -481,6 +481,7 @@ describe('one screen, one truth (issue 33)', () => {
     expect(await page.locator('#empty-operator').isVisible()).toBe(true);
     expect(await page.locator('#empty-operator').getAttribute('open')).toBeNull();
     expect(await page.locator('#tpl-error').isVisible()).toBe(false);
+    expect(await page.locator('#tpl-form').isVisible()).toBe(false);
     expect(await page.locator('#tpl-note').innerText()).toContain('no SMTP account');
   });
 
