@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { DEMO } from '../ingest/demo-seed.js';
 import type { CatalogListing } from '../shared/catalog/listing.js';
 import { catalogSchema, type CatalogRecord } from '../shared/records/catalog.js';
 
@@ -83,7 +84,7 @@ export function listAdd(o: Options): Plan {
         ...(o.locale ? { locale: o.locale } : {}),
       }),
     ],
-    done: `list ${id} saved.`,
+    done: `list ${id} saved. If the demo tenant (lists ${DEMO.lists.map((l) => l.list_id).join(' and ')}, user ${DEMO.userId}) was in the store, this first record of your own has removed it, and its published key now answers 403 (docs/records.md "The demo tenant").`,
   };
 }
 

@@ -2,7 +2,7 @@
  * `npm run screenshots`: pictures of the dashboard's main views for docs/dashboard.md, written to
  * docs/screenshots/ at desktop (1440×900) and phone (390×844) size. Builds the page, starts the service
  * on a free port with a temp DATA_DIR and the demo tenant (plus a second user whose lists have activity
- * on three days only, and none at all), and drives Debian's Chromium (/usr/bin/chromium) with
+ * on three days only, none at all, and 50 workflows over two years), and drives Debian's Chromium (/usr/bin/chromium) with
  * playwright-core. Nothing leaves loopback; the temp data is removed at the end.
  */
 import { execFileSync } from 'node:child_process';
@@ -44,7 +44,61 @@ const today = new Intl.DateTimeFormat('en-CA', {
 const shift = (d: string, n: number) =>
   new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
-/** A second user: list 3 with sends on three days only, list 4 with no activity. */
+/** Workflow names as shops write them: some short, some long enough to be cut in the table. */
+const BIG_NAMES = [
+  'Welcome',
+  'Abandoned cart — second reminder with a discount code for returning customers',
+  'Post-purchase review request',
+  'Win-back after 90 days',
+  'Birthday',
+];
+
+/** List 5: 50 workflows with activity over the last 700 days (the 690-day view and the big table). */
+function bigListRecords(): unknown[] {
+  const records: unknown[] = [
+    { type: 'list', list_id: 5, name: 'Big Shop', timezone: 'Europe/Bucharest', currency: 'RON' },
+    { type: 'list_access', user_id: SPARSE_USER.id, list_id: 5, granted: true },
+  ];
+  for (let w = 1; w <= 50; w++) {
+    const id = 500 + w;
+    records.push({ type: 'workflow', workflow_id: id, list_id: 5, name: `${BIG_NAMES[w % 5]} ${w}` });
+    for (let offset = 0; offset < 700; offset++) {
+      if ((offset + w) % 6 !== 0) continue;
+      const at = Date.parse(`${shift(today, -offset)}T12:00:00Z`);
+      // A season: more sends in November and December.
+      const month = Number(shift(today, -offset).slice(5, 7));
+      const sends = 2 + (w % 4) + (month >= 11 ? 3 : 0);
+      for (let s = 1; s <= sends; s++) {
+        const base = {
+          list_id: 5,
+          workflow_id: id,
+          subscriber_id: (w * 7 + s * 13 + offset) % 900,
+          trigger_id: 1 + (w % 3),
+        };
+        const key = `b${w}-${offset}-${s}`;
+        records.push({ type: 'send', event_id: `s${key}`, ...base, timestamp: at });
+        if ((s + offset) % 2 === 0)
+          records.push({ type: 'open', event_id: `o${key}`, ...base, timestamp: at + 6e5, sent_at: at });
+        if ((s + offset) % 7 === 0)
+          records.push({ type: 'click', event_id: `c${key}`, ...base, timestamp: at + 9e5, sent_at: at });
+        if ((s + offset + w) % 23 === 0)
+          records.push({
+            type: 'purchase',
+            event_id: `p${key}`,
+            ...base,
+            timestamp: at + 18e5,
+            sent_at: at,
+            order_id: `o-${key}`,
+            value_ron: (89.9 + ((w * 31 + offset) % 400)).toFixed(2),
+            value_eur: ((89.9 + ((w * 31 + offset) % 400)) / 5).toFixed(4),
+          });
+      }
+    }
+  }
+  return records;
+}
+
+/** A second user: list 3 with sends on three days only, list 4 with no activity, list 5 with 50 workflows. */
 async function ingestSamples(): Promise<void> {
   // The demo straight into the pipeline (as the seed does without Kafka): it is over POST /ingest's body limit.
   await service.pipeline.ingest(demoRecords());
@@ -88,12 +142,19 @@ async function ingestSamples(): Promise<void> {
         });
     }
   }
-  const res = await fetch(`${base}/ingest`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-ndjson', authorization: `Bearer ${TOKEN}` },
-    body: records.map((r) => JSON.stringify(r)).join('\n'),
-  });
-  if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${await res.text()}`);
+  records.push(...bigListRecords());
+  // In bodies well under POST /ingest's 10 MiB.
+  for (let i = 0; i < records.length; i += 5000) {
+    const res = await fetch(`${base}/ingest`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-ndjson', authorization: `Bearer ${TOKEN}` },
+      body: records
+        .slice(i, i + 5000)
+        .map((r) => JSON.stringify(r))
+        .join('\n'),
+    });
+    if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${await res.text()}`);
+  }
 }
 
 const loaded = (page: Page) =>
@@ -156,6 +217,22 @@ try {
   await page.evaluate(() => window.scrollTo(0, 0));
   await shot(page, 'desktop-empty');
 
+  // 50 workflows: the table (names cut, the name column in view) and 690 days of charts.
+  const long = `#list=5&period=custom&from=${shift(today, -689)}&to=${today}`;
+  await page.click('#sign-out');
+  await signIn(page, SPARSE_USER.id, SPARSE_USER.key, '#list=5&period=days:30');
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await shot(page, 'desktop-50-workflows-overview');
+  await shot(page, 'desktop-50-workflows', 'section:has(#wf-h)');
+  await page.evaluate(() => {
+    const scroller = document.querySelector('#wf')!.parentElement!;
+    scroller.scrollLeft = scroller.scrollWidth;
+  });
+  await shot(page, 'desktop-50-workflows-scrolled', 'section:has(#wf-h)');
+  await page.click('#sign-out');
+  await signIn(page, SPARSE_USER.id, SPARSE_USER.key, long);
+  await shot(page, 'desktop-690-days', 'section:has(#charts-h)');
+
   // Phone: the demo shop's first screen, its cards and the per-workflow table.
   await page.setViewportSize(PHONE);
   await page.click('#sign-out');
@@ -179,6 +256,20 @@ try {
   await page.frameLocator('#tpl-frame').locator('h1').waitFor({ state: 'visible' });
   await page.evaluate(() => document.getElementById('tpl-h')!.scrollIntoView());
   await shot(page, 'phone-template');
+
+  // Phone: the sparse list, the 50 workflows, 690 days.
+  await page.click('#sign-out');
+  await signIn(page, SPARSE_USER.id, SPARSE_USER.key, '#list=3&period=days:30');
+  await page.evaluate(() => document.getElementById('charts-h')!.scrollIntoView());
+  await shot(page, 'phone-sparse-charts');
+  await page.click('#sign-out');
+  await signIn(page, SPARSE_USER.id, SPARSE_USER.key, '#list=5&period=days:30');
+  await page.evaluate(() => document.getElementById('wf-h')!.scrollIntoView());
+  await shot(page, 'phone-50-workflows');
+  await page.click('#sign-out');
+  await signIn(page, SPARSE_USER.id, SPARSE_USER.key, long);
+  await page.evaluate(() => document.getElementById('charts-h')!.scrollIntoView());
+  await shot(page, 'phone-690-days');
 } finally {
   await context.close();
   rmSync(profile, { recursive: true, force: true });

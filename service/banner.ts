@@ -2,8 +2,14 @@ import { DEMO } from '../ingest/demo-seed.js';
 import type { Config } from '../shared/config.js';
 import type { Service } from './start.js';
 
-/** What `npm start` prints once the service listens: where the API, POST /ingest and the demo tenant are. */
-export function printBanner(config: Config, service: Pick<Service, 'url' | 'seeded'>): void {
+/**
+ * What `npm start` prints once the service listens: where the API, POST /ingest and the demo tenant are.
+ * The demo's key is printed only while the demo is in the store: once the first record of an operator's own
+ * has removed it (docs/records.md "The demo tenant"), the banner says so instead of a key that answers 403.
+ */
+export function printBanner(config: Config, service: Pick<Service, 'url' | 'seeded' | 'demoPresent'>): void {
+  const seeding = !config.CLICKHOUSE_URL && config.SEED_DEMO;
+  const demo = seeding && (service.seeded || service.demoPresent);
   const mode = config.CLICKHOUSE_URL
     ? `ClickHouse server ${withoutUserInfo(config.CLICKHOUSE_URL)}`
     : `embedded ClickHouse in ${config.DATA_DIR}`;
@@ -33,7 +39,6 @@ export function printBanner(config: Config, service: Pick<Service, 'url' | 'seed
       })`,
     );
   if (service.url) {
-    const demo = !config.CLICKHOUSE_URL && config.SEED_DEMO;
     console.log(
       `  dashboard:    ${service.url}/dashboard/${
         demo ? `  (demo: sign in with user_id ${DEMO.userId} and api_key ${DEMO.apiKey})` : ''
@@ -41,7 +46,11 @@ export function printBanner(config: Config, service: Pick<Service, 'url' | 'seed
     );
     console.log(`  docs:         ${service.url}/docs`);
   }
-  if (!config.CLICKHOUSE_URL && config.SEED_DEMO) {
+  if (seeding && !demo)
+    console.log(
+      '  demo tenant:  none — this store holds records of your own (the demo is loaded only into an empty store, and the first record of your own removes it: docs/records.md "The demo tenant")',
+    );
+  if (demo) {
     console.log(
       `  demo tenant:  user_id ${DEMO.userId}, api_key ${DEMO.apiKey}, lists ${DEMO.lists.map((l) => l.list_id).join(', ')}${service.seeded ? ' (just loaded)' : ''}`,
     );

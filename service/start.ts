@@ -52,6 +52,8 @@ export interface Service {
   /** Base URL of the HTTP listener, in every role (the ingest role serves only /healthz, /readyz, /metrics). */
   httpUrl: string;
   seeded: boolean;
+  /** The seeded demo tenant is in the store at start (it goes with the first record of an operator's own). */
+  demoPresent: boolean;
   /** Settles when the start-up recovery (ledger retention, unfinished re-datings) has run. */
   recovered: Promise<void>;
   close(): Promise<void>;
@@ -175,7 +177,7 @@ async function bringUp(
   gate.step({ check: 'startup', what: 'loading the demo tenant' });
   const seeded = await seedDemo(config, db, sink, kafkaSink, log, demo);
   // Whether the store holds a seeded demo is read now, once, not by the first write of records.
-  await demo?.present();
+  const demoPresent = (await demo?.present()) ?? false;
 
   const renderer = new RenderPool({
     log,
@@ -220,6 +222,7 @@ async function bringUp(
     url,
     httpUrl,
     seeded,
+    demoPresent,
     recovered: recovery.recovered,
     async close() {
       recovery.stop();

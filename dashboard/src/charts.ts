@@ -1,6 +1,7 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { format2, formatInt } from './format.js';
+import { isoDate, tickLabels } from './ticks.js';
 
 /**
  * Daily line charts (uPlot) over the whole period: one x value per calendar day; null values are gaps.
@@ -30,6 +31,9 @@ export const PALETTE = {
   orange: '#b45309',
   purple: '#8430ce',
   teal: '#0e7490',
+  pink: '#9d174d',
+  olive: '#4d7c0f',
+  slate: '#374151',
 } as const;
 export const CHART_BACKGROUND = '#ffffff';
 
@@ -39,9 +43,11 @@ const HEIGHT = 220;
 
 /** Dates are calendar dates of the list: shown as written, never shifted into the browser's zone. */
 const utc = (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC');
-/** Day and month as read in Romania (24.10), whatever the browser's locale. */
-const dayMonth = (ts: number) =>
-  new Date(ts * 1000).toISOString().slice(5, 10).split('-').reverse().join('.');
+/** Amounts and counts from zero: a line's height is its value, never a difference from an axis' start. */
+const fromZero = (_u: uPlot, _min: number | null, max: number | null): uPlot.Range.MinMax => {
+  const top = max !== null && max > 0 ? max : 1;
+  return uPlot.rangeNum(0, top, 0.1, true);
+};
 
 function widthOf(el: HTMLElement): number {
   return Math.max(240, Math.floor(el.clientWidth || WIDTH_FALLBACK));
@@ -95,23 +101,44 @@ export function drawChart(
   });
   const fmt = kind === 'count' ? formatInt : format2;
   const unit = kind === 'percent' ? ' %' : '';
-  const period = `${dayMonth(xs[0]!)} – ${dayMonth(xs.at(-1)!)}`;
+  const period = `${isoDate(xs[0]!)} – ${isoDate(xs.at(-1)!)}`;
   const plot = new uPlot(
     {
       width: widthOf(el),
       height: HEIGHT,
       tzDate: utc,
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true, range: [xs[0]!, xs.at(-1)!] }, y: {}, right: {} },
+      hooks: {
+        // Where the value axis starts, for people inspecting the page and for the browser tests.
+        setScale: [
+          (u: uPlot, key: string) => {
+            if (key === 'y') el.dataset.yMin = String(u.scales.y?.min);
+          },
+        ],
+      },
+      scales: {
+        x: { time: true, range: [xs[0]!, xs.at(-1)!] },
+        y: { range: fromZero },
+        right: { range: fromZero },
+      },
       axes: [
-        { values: (_u, vals) => vals.map(dayMonth) },
+        {
+          // Room for a whole date on every tick over a year (ticks.ts), for month and day otherwise.
+          space: xs.at(-1)! - xs[0]! > 366 * 86_400 ? 80 : 60,
+          values: (_u, vals) => {
+            const labels = tickLabels(vals);
+            // The ticks drawn, for people inspecting the page and for the browser tests.
+            el.dataset.ticks = JSON.stringify(labels);
+            return labels;
+          },
+        },
         yAxis('y', 3, axisNames[0]),
         ...(series.some((s) => s.axis === 'right') ? [yAxis('right', 1, axisNames[1])] : []),
       ],
       series: [
         {
           label: 'Date',
-          value: (_u, v) => (v == null ? period : new Date(v * 1000).toISOString().slice(0, 10)),
+          value: (_u, v) => (v == null ? period : isoDate(v)),
         },
         ...series.map((s) => ({
           label: s.label,

@@ -2,26 +2,30 @@ import { format2, formatCents, formatInt } from './format.js';
 import type { DAY_COLUMNS } from './stats.js';
 import type { Totals } from './totals.js';
 
-/** The columns both tables show, in the API's field order, with their readable headers. */
+/**
+ * The columns both tables show, in the API's field order, with their readable headers. One word, one
+ * count, everywhere on the page: "(unique)" is distinct subscribers per day (over a period, the sum of
+ * the days'), "(total)" is records; a rate names what it divides (docs/dashboard.md "Figures").
+ */
 export type Column = (typeof DAY_COLUMNS)[number];
 
 export const COLUMN_HEADERS: Record<Column, string> = {
   sends_unique: 'Sends (unique)',
-  sends_total: 'Sends',
+  sends_total: 'Sends (total)',
   opens_unique: 'Opens (unique)',
-  opens_total: 'Opens',
-  opens_unique_percent: 'Open rate %',
+  opens_total: 'Opens (total)',
+  opens_unique_percent: 'Open rate % (unique opens ÷ unique sends)',
   clicks_unique: 'Clicks (unique)',
-  clicks_total: 'Clicks',
-  clicks_unique_percent: 'Click rate %',
-  purchase_count: 'Purchases',
+  clicks_total: 'Clicks (total)',
+  clicks_unique_percent: 'Click rate % (unique clicks ÷ unique sends)',
+  purchase_count: 'Purchases (total)',
   purchases_value_ron: 'Revenue RON',
   purchases_value_eur: 'Revenue EUR',
-  purchases_value_aov_ron: 'AOV RON',
-  purchases_value_aov_eur: 'AOV EUR',
-  bounce_total: 'Bounces',
-  unsub_total: 'Unsubscribes',
-  spam_total: 'Spam',
+  purchases_value_aov_ron: 'AOV RON (revenue ÷ purchases)',
+  purchases_value_aov_eur: 'AOV EUR (revenue ÷ purchases)',
+  bounce_total: 'Bounces (total)',
+  unsub_total: 'Unsubscribes (total)',
+  spam_total: 'Spam (total)',
   events_ok: 'Events ok',
   events_failed: 'Events failed',
   conditions_ok: 'Conditions ok',

@@ -1,6 +1,9 @@
-import { drawChart, PALETTE, type SeriesSpec } from './charts.js';
+import { clearChart, drawChart, PALETTE, type SeriesSpec } from './charts.js';
+import { state } from './state.js';
+import type { WorkflowRow } from './workflow-table.js';
 import { currenciesOf, type Reported } from './currency.js';
 import { aovSeries, countSeries, frameOf, rateSeries, xsOf, type DailyFrame } from './daily.js';
+import { defaultGrouping, groupFrame, type Grouping } from './grouping.js';
 import { $ } from './dom.js';
 import { format2, formatCents, formatInt } from './format.js';
 import type { StatsRecord } from './stats.js';
@@ -32,9 +35,95 @@ const revenueCents = (t: Totals, c: Reported) => (c === 'RON' ? t.revenueRonCent
 const aovCents = (t: Totals, c: Reported) => (c === 'RON' ? t.aovRonCents : t.aovEurCents);
 const aovOf = (f: DailyFrame, c: Reported) => aovSeries(f, c === 'RON' ? 'ron' : 'eur');
 
+let last: { now: ChartPeriod; before: ChartPeriod | undefined; currency: string } | undefined;
+
+/**
+ * The currency the money charts show: one at a time (two currencies on two axes of their own ranges
+ * made lines where one is the other ÷ 5 look as if they diverged). The list's own first; the picker
+ * above the charts switches.
+ */
+export function moneyCurrency(listCurrency: string): Reported {
+  const picker = $<HTMLSelectElement>('chart-currency');
+  const { main, other } = currenciesOf(listCurrency);
+  if (picker.dataset.list !== listCurrency) {
+    picker.replaceChildren(
+      ...[main, other].map((c) => {
+        const o = document.createElement('option');
+        o.value = c;
+        o.textContent = c === main ? `${c} (the list's)` : c;
+        return o;
+      }),
+    );
+    picker.value = main;
+    picker.dataset.list = listCurrency;
+  }
+  return picker.value === other ? other : main;
+}
+
+/**
+ * The grouping of the charts' points: the picker's, or for a new period the default for its length
+ * (the picker then shows it).
+ */
+function grouping(from: string, to: string, days: number): Grouping {
+  const picker = $<HTMLSelectElement>('chart-group');
+  const period = `${from}/${to}`;
+  if (picker.dataset.period !== period) {
+    picker.value = defaultGrouping(days);
+    picker.dataset.period = period;
+  }
+  return picker.value === 'week' || picker.value === 'month' ? picker.value : 'day';
+}
+
+/** The charts again in the currency or grouping picked (the figures are those already shown). */
+export function redrawMoney(): void {
+  if (last) renderCharts(last.now, last.before, last.currency);
+  if (lastLines) renderWorkflowLines(...lastLines);
+}
+
+/** At most this many workflows side by side: more lines than colours told apart read as noise. */
+const MAX_LINES = 8;
+const LINE_COLOURS = Object.values(PALETTE);
+let lastLines: Parameters<typeof renderWorkflowLines> | undefined;
+
+/**
+ * Workflows side by side over time: unique sends per point of each workflow — the ticked ones (up to 8),
+ * else the 5 with the most sends (total) — from the same per-workflow answers as the table.
+ */
+export function renderWorkflowLines(rows: WorkflowRow[], from: string, to: string): void {
+  lastLines = [rows, from, to];
+  const ticked = rows.length <= MAX_LINES && rows.length < state.workflows.length;
+  const chosen = ticked
+    ? rows
+    : [...rows].sort((a, b) => b.totals.counts.sends_total - a.totals.counts.sends_total).slice(0, 5);
+  $('chart-workflows-which').textContent = ticked
+    ? 'the workflows ticked'
+    : `the ${chosen.length} with the most sends (total); tick up to ${MAX_LINES} to compare others`;
+  const by = $<HTMLSelectElement>('chart-group').value as Grouping;
+  const frames = chosen.map((r) => groupFrame(frameOf(r.records ?? [], from, to), by));
+  if (frames.length === 0) return clearChart($('chart-workflows'));
+  drawChart(
+    $('chart-workflows'),
+    xsOf(frames[0]!),
+    chosen.map((r, i) => ({
+      label: `${r.workflow.name || 'Workflow'} (#${r.workflow.workflow_id})`,
+      color: LINE_COLOURS[i % LINE_COLOURS.length]!,
+      values: countSeries(frames[i]!, 'sends_unique'),
+      summary: total(r.totals.counts.sends_unique),
+    })),
+    'count',
+  );
+}
+
 export function renderCharts(now: ChartPeriod, before: ChartPeriod | undefined, currency: string): void {
-  const f = frameOf(now.records, now.from, now.to);
-  const p = before && frameOf(before.records, before.from, before.to);
+  last = { now, before, currency };
+  const days = frameOf(now.records, now.from, now.to);
+  const by = grouping(now.from, now.to, days.dates.length);
+  $('charts-group-note').textContent =
+    by === 'day'
+      ? 'One point per day.'
+      : `One point per ${by}, from its first day: counts and money are sums of the ${by}'s days (a unique count too: subscribers once per day, added up), rates and AOV ratios of those sums.`;
+  const f = groupFrame(days, by);
+  const p = before && groupFrame(frameOf(before.records, before.from, before.to), by);
   const xs = xsOf(f);
   const t = now.totals;
   const pt = before?.totals;
@@ -57,7 +146,7 @@ export function renderCharts(now: ChartPeriod, before: ChartPeriod | undefined, 
       : [];
 
   const sends: SeriesSpec = {
-    label: 'Sends',
+    label: 'Sends (unique)',
     color: PALETTE.blue,
     values: countSeries(f, 'sends_unique'),
     summary: total(t.counts.sends_unique),
@@ -68,19 +157,19 @@ export function renderCharts(now: ChartPeriod, before: ChartPeriod | undefined, 
     [
       sends,
       {
-        label: 'Opens',
+        label: 'Opens (unique)',
         color: PALETTE.green,
         values: countSeries(f, 'opens_unique'),
         summary: total(t.counts.opens_unique),
       },
       {
-        label: 'Clicks',
+        label: 'Clicks (unique)',
         color: PALETTE.orange,
         values: countSeries(f, 'clicks_unique'),
         summary: total(t.counts.clicks_unique),
       },
       ...prev(
-        { label: 'Sends', color: PALETTE.blue },
+        { label: 'Sends (unique)', color: PALETTE.blue },
         (q) => countSeries(q, 'sends_unique'),
         (q) => total(q.counts.sends_unique),
       ),
@@ -111,58 +200,43 @@ export function renderCharts(now: ChartPeriod, before: ChartPeriod | undefined, 
     ],
     'percent',
   );
-  // The list's currency on the left axis, the other on an axis of its own: neither flattened.
-  const { main, other } = currenciesOf(currency);
+  const money = moneyCurrency(currency);
   drawChart(
     $('chart-revenue'),
     xs,
     [
       {
-        label: main,
+        label: money,
         color: PALETTE.purple,
-        values: revenueOf(f, main),
-        summary: `${formatCents(revenueCents(t, main))} in all`,
-      },
-      {
-        label: other,
-        color: PALETTE.teal,
-        values: revenueOf(f, other),
-        summary: `${formatCents(revenueCents(t, other))} in all`,
-        axis: 'right',
+        values: revenueOf(f, money),
+        summary: `${formatCents(revenueCents(t, money))} in all`,
       },
       ...prev(
-        { label: main, color: PALETTE.purple },
-        (q) => revenueOf(q, main),
-        (q) => `${formatCents(revenueCents(q, main))} in all`,
+        { label: money, color: PALETTE.purple },
+        (q) => revenueOf(q, money),
+        (q) => `${formatCents(revenueCents(q, money))} in all`,
       ),
     ],
     'money',
-    [main, other],
+    [money],
   );
   drawChart(
     $('chart-aov'),
     xs,
     [
       {
-        label: `AOV ${main}`,
+        label: `AOV ${money}`,
         color: PALETTE.purple,
-        values: aovOf(f, main),
-        summary: aovText(t, aovCents(t, main)),
-      },
-      {
-        label: `AOV ${other}`,
-        color: PALETTE.teal,
-        values: aovOf(f, other),
-        summary: aovText(t, aovCents(t, other)),
-        axis: 'right',
+        values: aovOf(f, money),
+        summary: aovText(t, aovCents(t, money)),
       },
       ...prev(
-        { label: `AOV ${main}`, color: PALETTE.purple },
-        (q) => aovOf(q, main),
-        (q) => aovText(q, aovCents(q, main)),
+        { label: `AOV ${money}`, color: PALETTE.purple },
+        (q) => aovOf(q, money),
+        (q) => aovText(q, aovCents(q, money)),
       ),
     ],
     'money',
-    [main, other],
+    [money],
   );
 }

@@ -58,7 +58,7 @@ export function renderTotals(t: Totals, prev: Totals | undefined): void {
       },
       {
         key: `aov-${c.toLowerCase()}`,
-        label: c === main ? 'Average order value' : `AOV in ${c}`,
+        label: c === main ? 'Average order value (revenue ÷ purchases)' : `AOV in ${c}`,
         unit: c,
         secondary: c !== main,
         value: aov(a, n.purchase_count),
@@ -71,27 +71,28 @@ export function renderTotals(t: Totals, prev: Totals | undefined): void {
     ];
   });
   const cards: Card[] = [
-    count('sends', 'Sends', 'sends_total'),
+    count('sends', 'Sends (total)', 'sends_total'),
+    count('sends-unique', 'Sends (unique)', 'sends_unique'),
     {
       key: 'open-rate',
-      label: 'Unique open rate',
+      label: 'Open rate (unique opens ÷ unique sends)',
       value: rate(t.openRate, n.sends_unique),
       previous: prev && rate(prev.openRate, p!.sends_unique),
       change: prev && ratioChange(t.openRate, n.sends_unique, prev.openRate, p!.sends_unique, 'points'),
     },
     {
       key: 'click-rate',
-      label: 'Unique click rate',
+      label: 'Click rate (unique clicks ÷ unique sends)',
       value: rate(t.clickRate, n.sends_unique),
       previous: prev && rate(prev.clickRate, p!.sends_unique),
       change: prev && ratioChange(t.clickRate, n.sends_unique, prev.clickRate, p!.sends_unique, 'points'),
     },
-    count('purchases', 'Purchases', 'purchase_count'),
+    count('purchases', 'Purchases (total)', 'purchase_count'),
     // The list's currency with the main figures; the other after them, smaller.
     money[0]!,
     money[1]!,
-    count('bounces', 'Bounces', 'bounce_total'),
-    count('unsubscribes', 'Unsubscribes', 'unsub_total'),
+    count('bounces', 'Bounces (total)', 'bounce_total'),
+    count('unsubscribes', 'Unsubscribes (total)', 'unsub_total'),
     money[2]!,
     money[3]!,
   ];

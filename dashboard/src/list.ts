@@ -59,20 +59,63 @@ function applyView(v: View): void {
     const box = $('workflow-list').querySelector<HTMLInputElement>(`input[value="${id}"]`);
     if (box) box.checked = true;
   }
+  countTicked();
 }
+
+const workflowName = (w: WorkflowEntry) => `${w.name || 'Workflow'} (#${w.workflow_id})`;
 
 function renderWorkflowChoices(): void {
   const box = $('workflow-list');
+  $<HTMLInputElement>('workflow-search').value = '';
   if (state.workflows.length === 0) {
     box.replaceChildren(el('span', 'No workflows in the catalog for this list.', { class: 'hint' }));
+    countTicked();
     return;
   }
+  // By name, as people look for them (ids in brackets for the ones named alike).
+  const sorted = [...state.workflows].sort((a, b) =>
+    workflowName(a).localeCompare(workflowName(b), 'ro', { numeric: true }),
+  );
   box.replaceChildren(
-    ...state.workflows.map((w) => {
-      const label = el('label', undefined, { class: 'check' });
+    ...sorted.map((w) => {
+      const label = el('label', undefined, { class: 'check', 'data-name': workflowName(w).toLowerCase() });
       const input = el('input', undefined, { type: 'checkbox', value: String(w.workflow_id) });
-      label.append(input, ` ${w.name || 'Workflow'} (#${w.workflow_id})`);
+      label.append(input, ` ${workflowName(w)}`);
       return label;
     }),
   );
+  countTicked();
+}
+
+/** "3 of 50 ticked", or how many the search shows. */
+export function countTicked(): void {
+  const boxes = [...$('workflow-list').querySelectorAll<HTMLInputElement>('input[type=checkbox]')];
+  const ticked = boxes.filter((b) => b.checked).length;
+  const shown = boxes.filter((b) => !b.closest('label')!.hidden).length;
+  $('workflow-count').textContent = boxes.length
+    ? `${ticked ? `${ticked} of ${boxes.length} ticked` : `all ${boxes.length} (none ticked)`}${
+        shown < boxes.length ? ` · ${shown} match the search` : ''
+      }`
+    : '';
+}
+
+/** Shows only the workflows whose name or id holds the text typed. */
+export function filterWorkflowChoices(): void {
+  const q = $<HTMLInputElement>('workflow-search').value.trim().toLowerCase();
+  for (const label of $('workflow-list').querySelectorAll<HTMLElement>('label.check'))
+    label.hidden = q !== '' && !(label.dataset.name ?? '').includes(q);
+  countTicked();
+}
+
+/** Ticks (or unticks) the workflows the search shows; true when a box changed. */
+export function tickShown(checked: boolean): boolean {
+  let changed = false;
+  for (const label of $('workflow-list').querySelectorAll<HTMLElement>('label.check')) {
+    const box = label.querySelector('input')!;
+    if ((checked && label.hidden) || box.checked === checked) continue;
+    box.checked = checked;
+    changed = true;
+  }
+  countTicked();
+  return changed;
 }

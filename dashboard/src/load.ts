@@ -1,6 +1,6 @@
 import { callApi, type Session } from './api.js';
 import { currentPreset, filterProblem, selectedWorkflowIds, triggerParam, triggerText } from './controls.js';
-import { renderCharts } from './daily-charts.js';
+import { renderCharts, renderWorkflowLines } from './daily-charts.js';
 import { renderDays } from './days-table.js';
 import { $, messageOf } from './dom.js';
 import { periodText, renderTotals } from './kpis.js';
@@ -8,9 +8,11 @@ import { isComparable, resolvePreset, todayIn, type ResolvedPeriod } from './per
 import { markLoading, setState, setStatus, showEmpty, showFailure, showFigures } from './results.js';
 import { state } from './state.js';
 import type { StatsRecord } from './stats.js';
-import { totalsOf } from './totals.js';
+import { minus, totalsOf, type Totals } from './totals.js';
 import { writeView } from './url-state.js';
-import { clearBreakdown, renderBreakdown, type WorkflowRow } from './workflow-table.js';
+import { clearHealth, renderHealth } from './health.js';
+import { clearRates, renderRates } from './rates-table.js';
+import { clearBreakdown, renderBreakdown, type Figures, type WorkflowRow } from './workflow-table.js';
 
 /** Fetching the figures for what the filters ask, and handing them to the parts that show them. */
 
@@ -57,6 +59,7 @@ export async function reload(): Promise<void> {
   };
   markLoading(line);
   let current: StatsRecord[];
+  let whole: Figures;
   try {
     const [now, previous] = await Promise.all([
       callApi<StatsRecord[]>(session, 'automation.stats', { ...common, ...period.params }),
@@ -68,11 +71,23 @@ export async function reload(): Promise<void> {
     current = now;
     state.days = current;
     if (current.length === 0) {
-      showEmpty(line, `${period.from} – ${period.to}`);
+      const filters = filterWords(ids.length, common.trigger_id);
+      // With filters: what the list holds without them, so that the page says what the filters did.
+      const unfiltered = filters
+        ? totalsOf(
+            await callApi<StatsRecord[]>(session, 'automation.stats', {
+              list_id: common.list_id,
+              ...period.params,
+            }),
+          )
+        : undefined;
+      if (seq !== state.seq) return;
+      showEmpty(line, `${period.from} – ${period.to}`, filters, unfiltered?.days ?? 0);
       return;
     }
     const totals = totalsOf(current);
-    renderTotals(totals, previous && totalsOf(previous));
+    whole = { totals, previous: previous && totalsOf(previous) };
+    renderTotals(totals, whole.previous);
     renderCharts(
       { records: current, from: period.from, to: period.to, totals },
       previous && {
@@ -93,14 +108,96 @@ export async function reload(): Promise<void> {
     showFailure(messageOf(err), line);
     return;
   }
-  await loadBreakdown(seq, session, period, comparable, common, current.length);
+  await loadBreakdown(seq, session, period, comparable, common, current.length, whole);
+}
+
+/** The filters set, in words ("the trigger filter (trigger 12)"), or undefined when none is. */
+function filterWords(workflows: number, trigger: number | undefined): string | undefined {
+  const parts = [
+    workflows > 0 ? `the workflow filter (${workflows} workflow${workflows === 1 ? '' : 's'} ticked)` : '',
+    trigger ? `the trigger filter (trigger ${trigger})` : '',
+  ].filter(Boolean);
+  return parts.length ? parts.join(' and ') : undefined;
 }
 
 /** The breakdown's calls, two per workflow: logged at debug by the service. */
 const fetchRecords = (session: Session, params: object) =>
   callApi<StatsRecord[]>(session, 'automation.stats', params, 'breakdown');
 
-/** Two stats calls per workflow (this period and the previous one), a few workflows at a time. */
+/** This period's and (when comparable) the previous period's totals for `params`. */
+async function figuresOf(
+  session: Session,
+  params: object,
+  period: ResolvedPeriod,
+  comparable: boolean,
+): Promise<Figures> {
+  const [now, before] = await Promise.all([
+    fetchRecords(session, { ...params, ...period.params }),
+    comparable ? fetchRecords(session, { ...params, ...period.previous.params }) : undefined,
+  ]);
+  return { totals: totalsOf(now), previous: before && totalsOf(before) };
+}
+
+/**
+ * "Other workflows": what the list's answer for all workflows holds beyond the workflows the catalog
+ * names, from the API's answer for the named set as one query (so that its unique counts are exact).
+ * Undefined when there is nothing else; a note when the named set is over the API's 1,000 ids.
+ */
+async function otherOf(
+  session: Session,
+  whole: Figures,
+  rows: WorkflowRow[],
+  common: Common,
+  period: ResolvedPeriod,
+  comparable: boolean,
+): Promise<{ other?: Figures; note?: string }> {
+  // Every record adds one to a count of records (sends_total, …, actions_failed) of its own workflow:
+  // when the rows' counts add up to the whole's, no record is of a workflow outside the catalog.
+  const addsUp = (t: Totals | undefined, part: (r: WorkflowRow) => Totals | undefined) =>
+    !t || RECORD_COUNTS.every((f) => rows.reduce((n, r) => n + (part(r)?.counts[f] ?? 0), 0) === t.counts[f]);
+  if (addsUp(whole.totals, (r) => r.totals) && addsUp(whole.previous, (r) => r.previous)) return {};
+  if (rows.length > MAX_WORKFLOW_IDS)
+    return {
+      note: `Part of this activity is of workflows the catalog does not name; with more than ${MAX_WORKFLOW_IDS} named workflows it cannot be split off.`,
+    };
+  const named =
+    rows.length === 0
+      ? undefined
+      : await figuresOf(
+          session,
+          { ...common, workflow_ids: rows.map((r) => r.workflow.workflow_id) },
+          period,
+          comparable,
+        );
+  return {
+    other: {
+      totals: named ? minus(whole.totals, named.totals) : whole.totals,
+      previous: whole.previous && (named?.previous ? minus(whole.previous, named.previous) : whole.previous),
+    },
+  };
+}
+
+/** Counts of records: each activity record adds one to exactly one of them, in its own workflow. */
+const RECORD_COUNTS = [
+  'sends_total',
+  'opens_total',
+  'clicks_total',
+  'purchase_count',
+  'bounce_total',
+  'unsub_total',
+  'spam_total',
+  'events_ok',
+  'events_failed',
+  'conditions_ok',
+  'conditions_failed',
+  'actions_ok',
+  'actions_failed',
+] as const;
+
+/**
+ * Two stats calls per workflow (this period and the previous one), a few workflows at a time; the total
+ * row is `whole`, the answer the cards show (the same query: the ticked workflows, or all of the list's).
+ */
 async function loadBreakdown(
   seq: number,
   session: Session,
@@ -108,13 +205,15 @@ async function loadBreakdown(
   comparable: boolean,
   common: Common,
   days: number,
+  whole: Figures,
 ): Promise<void> {
   const ids = new Set(common.workflow_ids ?? []);
   const workflows = ids.size > 0 ? state.workflows.filter((w) => ids.has(w.workflow_id)) : state.workflows;
   const rows: WorkflowRow[] = new Array(workflows.length);
-  const all: { now: StatsRecord[]; before: StatsRecord[] } = { now: [], before: [] };
   const status = $('wf-status');
   clearBreakdown();
+  clearRates();
+  clearHealth();
   let done = 0;
   let failed: unknown;
   status.textContent = workflows.length ? `Loading ${workflows.length} workflows…` : 'No workflows to show.';
@@ -133,9 +232,7 @@ async function loadBreakdown(
           fetchRecords(session, { ...params, ...period.params }),
           comparable ? fetchRecords(session, { ...params, ...period.previous.params }) : undefined,
         ]);
-        rows[i] = { workflow: w, totals: totalsOf(now), previous: before && totalsOf(before) };
-        all.now.push(...now);
-        if (before) all.before.push(...before);
+        rows[i] = { workflow: w, totals: totalsOf(now), previous: before && totalsOf(before), records: now };
         done++;
         if (seq === state.seq) status.textContent = `Loading workflows… ${done}/${workflows.length}`;
       } catch (err) {
@@ -145,6 +242,15 @@ async function loadBreakdown(
   };
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, workflows.length) }, worker));
   if (seq !== state.seq) return;
+  let other: { other?: Figures; note?: string } = {};
+  if (failed === undefined && ids.size === 0) {
+    try {
+      other = await otherOf(session, whole, rows, common, period, comparable);
+    } catch (err) {
+      failed = err;
+    }
+    if (seq !== state.seq) return;
+  }
   setStatus(`Loaded ${days} day${days === 1 ? '' : 's'} with activity.`, false);
   if (failed !== undefined) {
     status.textContent = `Per-workflow figures failed: ${messageOf(failed)}`;
@@ -152,11 +258,25 @@ async function loadBreakdown(
     return;
   }
   state.breakdown = rows;
-  renderBreakdown(rows, {
-    totals: totalsOf(all.now),
-    previous: comparable ? totalsOf(all.before) : undefined,
-  });
-  status.textContent = workflows.length ? `${workflows.length} workflows.` : 'No workflows to show.';
+  const breakdown = {
+    rows,
+    other: other.other,
+    otherNote: other.note,
+    all: whole,
+    allLabel: ids.size > 0 ? 'All shown workflows, together' : 'All workflows of the list, together',
+  };
+  renderBreakdown(breakdown);
+  renderHealth(rows);
+  renderWorkflowLines(rows, period.from, period.to);
+  renderRates(breakdown, state.list!.currency);
+  status.textContent = [
+    workflows.length ? `${workflows.length} workflows.` : 'No workflows in the catalog.',
+    other.other ? 'Part of the activity is of workflows the catalog does not name: “Other workflows”.' : '',
+    other.note ?? '',
+    'The last row is the API’s answer for these workflows as one query: a subscriber that two workflows reached on a day is one unique send in it, so unique columns are not the sum of the rows.',
+  ]
+    .filter(Boolean)
+    .join(' ');
   $<HTMLButtonElement>('export-workflows').disabled = workflows.length === 0;
   $<HTMLButtonElement>('export-workflows-ro').disabled = workflows.length === 0;
   setState('loaded');

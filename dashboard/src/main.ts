@@ -1,9 +1,10 @@
 import './style.css';
 import { followWidth } from './charts.js';
+import { redrawMoney } from './daily-charts.js';
 import { showCustomInputs, updateDateBounds } from './controls.js';
 import { $ } from './dom.js';
 import { exportDays, exportDaysSpreadsheet, exportWorkflows, exportWorkflowsSpreadsheet } from './export.js';
-import { selectList } from './list.js';
+import { countTicked, filterWorkflowChoices, selectList, tickShown } from './list.js';
 import { reload } from './load.js';
 import { loadSession, signIn, signOut } from './session.js';
 import { state } from './state.js';
@@ -31,7 +32,23 @@ for (const id of ['start', 'stop']) {
   });
 }
 $('trigger').addEventListener('change', () => void reload());
-$('workflow-list').addEventListener('change', () => void reload());
+$('chart-currency').addEventListener('change', redrawMoney);
+$('chart-group').addEventListener('change', redrawMoney);
+$('workflow-list').addEventListener('change', () => {
+  countTicked();
+  void reload();
+});
+$('workflow-search').addEventListener('input', filterWorkflowChoices);
+// A search box inside the filter form: Enter must not submit anything.
+$('workflow-search').addEventListener('keydown', (e) => {
+  if (e.key === 'Enter') e.preventDefault();
+});
+$('workflows-all').addEventListener('click', () => {
+  if (tickShown(true)) void reload();
+});
+$('workflows-none').addEventListener('click', () => {
+  if (tickShown(false)) void reload();
+});
 $('export-days').addEventListener('click', exportDays);
 $('export-workflows').addEventListener('click', exportWorkflows);
 $('export-days-ro').addEventListener('click', exportDaysSpreadsheet);
@@ -43,7 +60,8 @@ $('tpl-form').addEventListener('submit', (e) => {
   e.preventDefault();
   void renderTemplate();
 });
-for (const id of ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov']) followWidth($(id));
+for (const id of ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov', 'chart-workflows'])
+  followWidth($(id));
 
 // A view link opened in a tab that is already signed in: the address changes, the page follows.
 window.addEventListener('hashchange', () => {

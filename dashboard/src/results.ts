@@ -1,5 +1,8 @@
 import { clearChart } from './charts.js';
 import { $, show } from './dom.js';
+import { formatInt } from './format.js';
+import { clearHealth } from './health.js';
+import { clearRates } from './rates-table.js';
 import { clearBreakdown } from './workflow-table.js';
 
 /**
@@ -7,7 +10,7 @@ import { clearBreakdown } from './workflow-table.js';
  * While a period loads the old figures are marked stale (faded, with "Loading …"); after an error or
  * for a period without activity they are removed, not left at full strength under the message.
  */
-const CHARTS = ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov'];
+const CHARTS = ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov', 'chart-workflows'];
 
 /** `loading` → `loaded` (everything shown, per-workflow table included) or `error`: for people and tests. */
 export const setState = (s: 'loading' | 'loaded' | 'error') => ($('app').dataset.state = s);
@@ -32,6 +35,8 @@ function clearFigures(): void {
   for (const id of CHARTS) clearChart($(id));
   $('days').replaceChildren();
   clearBreakdown();
+  clearRates();
+  clearHealth();
   $('wf-status').textContent = '';
 }
 
@@ -44,13 +49,30 @@ export function showFigures(periodLine: string): void {
   $('empty').hidden = true;
 }
 
-/** A period without any activity: said once, with how data arrives, instead of a wall of zeros. */
-export function showEmpty(periodLine: string, range: string): void {
+/**
+ * A period without activity: said once, instead of a wall of zeros. With filters set it says what they
+ * did (`filters`: in words; `unfilteredDays`: the days with activity in the period without them); the
+ * advice on how records arrive is for whoever runs the service, folded away, and only when the list
+ * itself has nothing.
+ */
+export function showEmpty(
+  periodLine: string,
+  range: string,
+  filters: string | undefined,
+  unfilteredDays: number,
+): void {
   clearFigures();
   $('period-text').textContent = periodLine;
   $('results').hidden = true;
   $('empty').hidden = false;
-  $('empty-text').textContent = `Nothing was recorded for this list and these filters from ${range}.`;
+  const filteredOut = filters !== undefined && unfilteredDays > 0;
+  $('empty-h').textContent = filteredOut ? 'No activity matches the filters' : 'No activity in this period';
+  $('empty-text').textContent = filteredOut
+    ? `From ${range} this list has activity on ${formatInt(unfilteredDays)} day${unfilteredDays === 1 ? '' : 's'}, but ${filters} leaves none of it. Untick workflows or clear the trigger to see it.`
+    : filters
+      ? `Nothing was recorded for this list from ${range}, with or without ${filters}.`
+      : `Nothing was recorded for this list from ${range}.`;
+  $('empty-operator').hidden = filteredOut;
   // The section above says it; the status line stays quiet so the page says it once.
   setStatus('', false);
   setState('loaded');

@@ -7,6 +7,19 @@ import { readView } from './url-state.js';
 /** Sign-in and sign-out: the key is kept in this tab's session storage only. */
 const SESSION_KEY = 'mailstats.dashboard.session';
 
+/**
+ * The demo tenant's published key (ingest/demo-seed.ts; the page does not import server code). Refused,
+ * it most likely means the demo is gone: the first record of an operator's own removes it.
+ */
+const DEMO_KEY = 'demo-key-0123456789abcdef';
+
+function signInProblem(err: unknown, session: Session): string {
+  const message = messageOf(err);
+  return err instanceof ApiError && err.code === 101 && session.apiKey === DEMO_KEY
+    ? `${message}. This is the demo tenant's published key: the demo is removed when the first record of your own arrives (docs/records.md, "The demo tenant"). Sign in with a user of your own (npm run admin -- user add --id N --generate-key).`
+    : message;
+}
+
 function saveSession(s: Session | undefined): void {
   if (s) sessionStorage.setItem(SESSION_KEY, JSON.stringify(s));
   else sessionStorage.removeItem(SESSION_KEY);
@@ -50,7 +63,7 @@ export async function signIn(session: Session, moveFocus = true): Promise<void> 
     await selectList(listId, view);
   } catch (err) {
     saveSession(undefined);
-    show($('signin-error'), messageOf(err));
+    show($('signin-error'), signInProblem(err, session));
   } finally {
     button.disabled = false;
     button.textContent = 'Sign in';

@@ -19,9 +19,16 @@ export function renderAccountChoices(): void {
   const preferred = state.accounts.find((a) => a.is_default) ?? state.accounts[0];
   if (preferred) select.value = preferred.account_id;
   renderTemplateChoices();
-  $<HTMLButtonElement>('tpl-render').disabled = state.accounts.length === 0;
+  const none = state.accounts.length === 0;
+  $<HTMLButtonElement>('tpl-render').disabled = none;
   $('tpl-result').hidden = true;
-  show($('tpl-error'), state.accounts.length === 0 ? 'This list has no SMTP account.' : undefined);
+  // Not an error: many lists send no transactional email. Said as a fact, the form put away.
+  $('tpl-form').hidden = none;
+  show($('tpl-error'), undefined);
+  show(
+    $('tpl-note'),
+    none ? 'This list has no SMTP account, so it has no transactional templates to preview.' : undefined,
+  );
 }
 
 export function renderTemplateChoices(): void {

@@ -40,9 +40,14 @@ export function totalsOf(records: readonly StatsRecord[]): Totals {
     ron += toCents(r.purchases_value_ron);
     eur += toCents(r.purchases_value_eur);
   }
+  return withRatios(records.length, counts, ron, eur);
+}
+
+/** Totals from counts and cents: the period's rates and AOV as ratios of the sums. */
+function withRatios(days: number, counts: Record<CountField, number>, ron: number, eur: number): Totals {
   const n = counts.purchase_count;
   return {
-    days: records.length,
+    days,
     counts,
     revenueRonCents: ron,
     revenueEurCents: eur,
@@ -51,6 +56,23 @@ export function totalsOf(records: readonly StatsRecord[]): Totals {
     openRate: percent(counts.opens_unique, counts.sends_unique),
     clickRate: percent(counts.clicks_unique, counts.sends_unique),
   };
+}
+
+/**
+ * `whole` less `part`, where `part` is the API's answer for a subset of the workflows `whole` covers:
+ * what the subset leaves out. Counts of records and money split exactly; a unique count becomes the
+ * subscribers counted in `whole` on a day but in no workflow of `part` that day (never negative).
+ */
+export function minus(whole: Totals, part: Totals): Totals {
+  const counts = Object.fromEntries(
+    COUNT_FIELDS.map((f) => [f, Math.max(0, whole.counts[f] - part.counts[f])]),
+  ) as Record<CountField, number>;
+  return withRatios(
+    whole.days,
+    counts,
+    Math.max(0, whole.revenueRonCents - part.revenueRonCents),
+    Math.max(0, whole.revenueEurCents - part.revenueEurCents),
+  );
 }
 
 export type Change =
@@ -78,4 +100,37 @@ export function changeOf(current: number, previous: number): Change {
 export function pointsChange(current: number, previous: number): Change {
   const diff = Math.round(current * 100) - Math.round(previous * 100);
   return diff === 0 ? { kind: 'same' } : { kind: 'points', value: diff / 100 };
+}
+
+/**
+ * The rates a marketer ranks workflows by (docs/dashboard.md "Figures"): each a ratio of the period's
+ * sums, null where its denominator is 0. Percentages to 2 decimals, money per recipient to the cent.
+ */
+export interface Rates {
+  openRate: number | null;
+  clickRate: number | null;
+  clickToOpen: number | null;
+  orderRate: number | null;
+  /** Cents of the currency asked for, per unique send. */
+  revenuePerRecipientCents: number | null;
+  bounceRate: number | null;
+  unsubRate: number | null;
+  spamRate: number | null;
+}
+
+export function ratesOf(t: Totals, currency: 'RON' | 'EUR'): Rates {
+  const c = t.counts;
+  const of = (part: number, whole: number) => (whole === 0 ? null : percent(part, whole));
+  const revenue = currency === 'RON' ? t.revenueRonCents : t.revenueEurCents;
+  return {
+    openRate: of(c.opens_unique, c.sends_unique),
+    clickRate: of(c.clicks_unique, c.sends_unique),
+    clickToOpen: of(c.clicks_unique, c.opens_unique),
+    orderRate: of(c.purchase_count, c.sends_unique),
+    revenuePerRecipientCents:
+      c.sends_unique === 0 ? null : Number(divRound(BigInt(revenue), BigInt(c.sends_unique))),
+    bounceRate: of(c.bounce_total, c.sends_total),
+    unsubRate: of(c.unsub_total, c.sends_total),
+    spamRate: of(c.spam_total, c.sends_total),
+  };
 }

@@ -2,23 +2,45 @@ import { changeText, ratioChange } from './change-text.js';
 import { COLUMN_HEADERS, formatValue, kindOf, totalsValue, type Column } from './columns.js';
 import { $, el } from './dom.js';
 import type { WorkflowEntry } from './api.js';
-import { DAY_COLUMNS } from './stats.js';
+import { DAY_COLUMNS, type StatsRecord } from './stats.js';
 import { changeOf, type Change, type Totals } from './totals.js';
 
 /**
  * The per-workflow table: the columns of the table of days in the same order, each value with its change
- * against the previous period, a totals row, and sorting by any column (click or Enter on its header).
+ * against the previous period, and sorting by any column (click or Enter on its header). Under the
+ * workflows: "Other workflows" (activity of workflow ids the catalog has no name for, when there is any)
+ * and the total row — the API's own answer for the whole set (the query of the cards), never a sum of
+ * the rows: a subscriber reached by two workflows on a day is one unique send of the set.
  */
 export interface WorkflowRow {
   workflow: WorkflowEntry;
   totals: Totals;
   /** The same workflow over the previous period, when the period has one. */
   previous: Totals | undefined;
+  /** Its days as the API answered them (this period): its line on the workflows chart. */
+  records?: StatsRecord[];
+}
+
+export type Figures = Omit<WorkflowRow, 'workflow'>;
+
+export interface Breakdown {
+  rows: WorkflowRow[];
+  /** Activity on the list's workflows that the catalog does not name (all workflows shown only). */
+  other: Figures | undefined;
+  /** Why "other workflows" could not be split off, when it could not. */
+  otherNote?: string;
+  /** The API's answer for the set of workflows shown, as one query. */
+  all: Figures;
+  /** The total row's name: every workflow of the list, or the ticked ones. */
+  allLabel: string;
 }
 
 type SortKey = 'workflow' | Column;
 let sort: { key: SortKey; dir: 'ascending' | 'descending' } = { key: 'workflow', dir: 'ascending' };
-let shown: { rows: WorkflowRow[]; all: Omit<WorkflowRow, 'workflow'> } | undefined;
+let shown: Breakdown | undefined;
+
+/** Rates of "other workflows": unique opens and sends that only those workflows reached don't make one. */
+const RATE_COLUMNS = new Set<Column>(['opens_unique_percent', 'clicks_unique_percent']);
 
 const FEWER_IS_BETTER = new Set<Column>([
   'bounce_total',
@@ -41,10 +63,14 @@ function changeIn(c: Column, t: Totals, p: Totals): Change {
   }
 }
 
-function cells(t: Totals, previous: Totals | undefined): HTMLElement[] {
+function cells(t: Totals, previous: Totals | undefined, noRates = false): HTMLElement[] {
   return DAY_COLUMNS.map((c) => {
-    const v = totalsValue(t, c);
     const td = el('td', undefined, { 'data-col': c });
+    if (noRates && RATE_COLUMNS.has(c)) {
+      td.append(el('span', '—', { class: 'v', title: 'No rate: its unique sends are only a remainder' }));
+      return td;
+    }
+    const v = totalsValue(t, c);
     td.append(el('span', formatValue(v, kindOf(c)), { class: 'v' }));
     if (previous) {
       const ch = changeText(changeIn(c, t, previous), FEWER_IS_BETTER.has(c));
@@ -105,31 +131,77 @@ function header(): HTMLElement {
   return head;
 }
 
+/**
+ * A row's name cell: a long name is cut with an ellipsis (the whole name on hover and focus), its id
+ * always shown after it, so that names alike at their start stay told apart; `rank` before it.
+ */
+export function nameCell(
+  name: string,
+  opts: { title?: string; id?: number; rank?: number } = {},
+): HTMLElement {
+  const th = el('th', undefined, { scope: 'row' });
+  if (opts.rank !== undefined) th.append(el('span', `${opts.rank}.`, { class: 'rank' }), ' ');
+  const full = opts.id === undefined ? name : `${name} (#${opts.id})`;
+  th.append(el('span', name, { class: 'name', title: opts.title ?? full }));
+  if (opts.id !== undefined) th.append(el('span', ` (#${opts.id})`, { class: 'wid' }));
+  return th;
+}
+
+/**
+ * Names that are cut can take the keyboard focus (which shows them whole); the others stay out of the
+ * tab order, so that 50 rows are not 50 more stops on the way through the page.
+ */
+export function focusableIfCut(root: HTMLElement): void {
+  for (const name of root.querySelectorAll<HTMLElement>('th .name')) {
+    if (name === document.activeElement) continue;
+    if (name.scrollWidth > name.clientWidth) name.tabIndex = 0;
+    else name.removeAttribute('tabindex');
+  }
+}
+if (typeof window !== 'undefined')
+  window.addEventListener('resize', () => {
+    for (const id of ['wf', 'wf-rates']) focusableIfCut($(id));
+  });
+
 function draw(): void {
   if (!shown) return;
   const body = el('tbody');
   for (const r of sorted(shown.rows)) {
     const row = el('tr', undefined, { 'data-key': String(r.workflow.workflow_id) });
-    row.append(el('th', nameOf(r.workflow), { scope: 'row' }), ...cells(r.totals, r.previous));
+    row.append(
+      nameCell(r.workflow.name || 'Workflow', { id: r.workflow.workflow_id }),
+      ...cells(r.totals, r.previous),
+    );
     body.append(row);
   }
   const foot = el('tfoot');
+  if (shown.other) {
+    const other = el('tr', undefined, { 'data-key': 'other' });
+    other.append(
+      nameCell('Other workflows (not in the catalog)', {
+        title:
+          'Activity of workflow ids the catalog has no name for. Unique columns: subscribers that only these workflows reached that day.',
+      }),
+      ...cells(shown.other.totals, shown.other.previous, true),
+    );
+    foot.append(other);
+  }
   const total = el('tr', undefined, { 'data-key': 'total' });
-  total.append(
-    el('th', 'All shown workflows', { scope: 'row' }),
-    ...cells(shown.all.totals, shown.all.previous),
-  );
+  total.append(nameCell(shown.allLabel), ...cells(shown.all.totals, shown.all.previous));
   foot.append(total);
   $('wf').replaceChildren(
-    el('caption', 'Per-workflow totals; the last row sums the workflows shown', { class: 'sr-only' }),
+    el('caption', 'Per-workflow totals; the last row is the API’s answer for the workflows shown together', {
+      class: 'sr-only',
+    }),
     header(),
     body,
     foot,
   );
+  focusableIfCut($('wf'));
 }
 
-export function renderBreakdown(rows: WorkflowRow[], all: Omit<WorkflowRow, 'workflow'>): void {
-  shown = { rows, all };
+export function renderBreakdown(b: Breakdown): void {
+  shown = b;
   draw();
 }
 

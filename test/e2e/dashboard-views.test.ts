@@ -195,9 +195,9 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     const activity = await plotted('chart-activity');
     // The axis starts on the period's first day, not on the first day with activity.
     expect(activity.x).toEqual(dates);
-    expect(activity.series.Sends).toEqual(dates.map((d) => byDate.get(d)?.sends_unique ?? 0));
-    expect(activity.series.Opens).toEqual(dates.map((d) => byDate.get(d)?.opens_unique ?? 0));
-    expect(activity.series.Sends!.filter((v) => v! > 0)).toHaveLength(3);
+    expect(activity.series['Sends (unique)']).toEqual(dates.map((d) => byDate.get(d)?.sends_unique ?? 0));
+    expect(activity.series['Opens (unique)']).toEqual(dates.map((d) => byDate.get(d)?.opens_unique ?? 0));
+    expect(activity.series['Sends (unique)']!.filter((v) => v! > 0)).toHaveLength(3);
     const aov = await plotted('chart-aov');
     expect(aov.x).toEqual(dates);
     expect(aov.series['AOV RON']).toEqual(
@@ -223,11 +223,9 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
       );
     const rows: any[] = await api('automation.stats', { list_id: SPARSE, days: 30 });
     const sends = rows.reduce((a, r) => a + r.sends_unique, 0);
-    expect(legend[0]).toEqual([
-      'Date',
-      `${shift(today, -29).slice(8)}.${shift(today, -29).slice(5, 7)} – ${today.slice(8)}.${today.slice(5, 7)}`,
-    ]);
-    expect(legend[1]).toEqual(['Sends', `${sends} in all`]);
+    // Dates as the page writes every date (issue 33: one format on the screen).
+    expect(legend[0]).toEqual(['Date', `${shift(today, -29)} – ${today}`]);
+    expect(legend[1]).toEqual(['Sends (unique)', `${sends} in all`]);
     for (const [label, value] of legend) {
       expect(label).not.toBe('');
       expect(value, label).not.toMatch(/^(|--)$/);
@@ -327,15 +325,17 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     await page.selectOption('#period', 'days:30');
   });
 
-  it('a period without activity says so once, with how data arrives, instead of a wall of zeros', async () => {
+  it('a period without activity says so once, with how data arrives folded for the operator, instead of a wall of zeros', async () => {
     await pickList(EMPTY);
     await loaded(page);
     expect(await api('automation.stats', { list_id: EMPTY, days: 30 })).toEqual([]);
     const empty = page.locator('#empty');
     expect(await empty.isVisible()).toBe(true);
     const text = await empty.innerText();
-    expect(text).toContain('POST /ingest');
-    expect(text).toContain('Kafka');
+    // How records arrive is for whoever runs the service: folded away under its own summary.
+    const operator = await page.locator('#empty-operator').textContent();
+    expect(operator).toContain('POST /ingest');
+    expect(operator).toContain('Kafka');
     expect(text).toContain(`${shift(today, -29)} – ${today}`);
     expect(await page.locator('#results').isHidden()).toBe(true);
     expect(await page.locator('#kpis .kpi').count()).toBe(0);
@@ -433,7 +433,8 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     expect(await page.locator('#wf thead th[data-col="sends_total"]').getAttribute('aria-sort')).toBe(
       'ascending',
     );
-    // The totals row: the sum of the rows shown, the API's answer for all the list's workflows.
+    // The totals row: the API's answer for all the list's workflows (sends_total, a count of records,
+    // also adds up over the rows: every workflow of this list is in the catalog).
     const all: any[] = await api('automation.stats', { list_id: 1, days: 30 }, DEMO.userId, DEMO.apiKey);
     const total = await page.locator('#wf tfoot td[data-col="sends_total"] .v').innerText();
     expect(Number(total.replace(/\./g, ''))).toBe(asc.reduce((a, b) => a + b, 0));
@@ -457,15 +458,15 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
       .evaluateAll((cs) => cs.map((c) => (c as HTMLElement).dataset.kpi));
     expect(cards.indexOf('revenue-ron')).toBeLessThan(cards.indexOf('revenue-eur'));
     expect(await page.locator('#currency-note').isHidden()).toBe(true);
-    // Two value axes on the revenue chart (RON left, EUR right), not EUR flattened on the RON one.
-    expect(await page.locator('#chart-revenue .u-axis').count()).toBe(3);
+    // One currency at a time on the money charts, the list's own first (issue 33): no second axis.
+    expect(await page.locator('#chart-revenue .u-axis').count()).toBe(2);
     expect((await plotted('chart-revenue')).axes).toEqual({
       left: { name: 'RON', series: ['RON', 'RON, previous period'] },
-      right: { name: 'EUR', series: ['EUR'] },
+      right: { name: '', series: [] },
     });
     expect((await plotted('chart-aov')).axes).toEqual({
       left: { name: 'RON', series: ['AOV RON', 'AOV RON, previous period'] },
-      right: { name: 'EUR', series: ['AOV EUR'] },
+      right: { name: '', series: [] },
     });
 
     await pickList(2);
@@ -474,7 +475,7 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     expect(await isSecondary('revenue-ron')).toBe(true);
     expect((await plotted('chart-revenue')).axes).toEqual({
       left: { name: 'EUR', series: ['EUR', 'EUR, previous period'] },
-      right: { name: 'RON', series: ['RON'] },
+      right: { name: '', series: [] },
     });
 
     await pickList(USD);
@@ -494,9 +495,9 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     const byDate = new Map(prev.map((r) => [r.date, r]));
     const activity = await plotted('chart-activity');
     expect(activity.x[0]).toBe(from);
-    expect(activity.dotted).toEqual(['Sends, previous period']);
+    expect(activity.dotted).toEqual(['Sends (unique), previous period']);
     // Day i of the previous period over day i of this one.
-    expect(activity.series['Sends, previous period']).toEqual(
+    expect(activity.series['Sends (unique), previous period']).toEqual(
       Array.from({ length: 30 }, (_, i) => byDate.get(shift(prevFrom, i))?.sends_unique ?? 0),
     );
     expect((await plotted('chart-revenue')).dotted).toEqual(['RON, previous period']);
@@ -514,13 +515,15 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const lines = bytes.subarray(3).toString('utf8').trimEnd().split('\r\n');
     const header = lines[0]!.split(';');
-    expect(header.slice(0, 3)).toEqual(['Date', 'Sends (unique)', 'Sends']);
+    expect(header.slice(0, 3)).toEqual(['Date', 'Sends (unique)', 'Sends (total)']);
     expect(lines.length - 1).toBe(rows.length);
     const last = rows.at(-1);
     const cells = lines.at(-1)!.split(';');
     expect(cells[0]).toBe(last.date);
     expect(cells[header.indexOf('Revenue RON')]).toBe(String(last.purchases_value_ron).replace('.', ','));
-    expect(cells[header.indexOf('Open rate %')]).toBe(String(last.opens_unique_percent).replace('.', ','));
+    expect(cells[header.indexOf('Open rate % (unique opens ÷ unique sends)')]).toBe(
+      String(last.opens_unique_percent).replace('.', ','),
+    );
   });
 
   it('exports the per-workflow table for a spreadsheet in a Romanian locale (;, decimal comma, BOM)', async () => {
@@ -535,7 +538,7 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const lines = bytes.subarray(3).toString('utf8').trimEnd().split('\r\n');
     const header = lines[0]!.split(';');
-    expect(header.slice(0, 3)).toEqual(['Workflow id', 'Workflow', 'Sends']);
+    expect(header.slice(0, 3)).toEqual(['Workflow id', 'Workflow', 'Sends (total)']);
     expect(header).toContain('Revenue RON');
     // One line per workflow of the list (all shown: none ticked), in the page's order (by id).
     const body = lines.slice(1).map((l) => l.split(';'));
@@ -552,9 +555,9 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
       const sum = (f: string) => rows.reduce((a, r) => a + r[f], 0);
       const cents = rows.reduce((a, r) => a + Math.round(r.purchases_value_ron * 100), 0);
       const at = (h: string) => cells[header.indexOf(h)];
-      expect(at('Sends'), cells[1]).toBe(String(sum('sends_total')));
+      expect(at('Sends (total)'), cells[1]).toBe(String(sum('sends_total')));
       expect(at('Sends (unique)'), cells[1]).toBe(String(sum('sends_unique')));
-      expect(at('Purchases'), cells[1]).toBe(String(sum('purchase_count')));
+      expect(at('Purchases (total)'), cells[1]).toBe(String(sum('purchase_count')));
       expect(at('Revenue RON'), cells[1]).toBe(String(cents / 100).replace('.', ','));
     }
     expect(body.some((cells) => cells[header.indexOf('Revenue RON')]!.includes(','))).toBe(true);

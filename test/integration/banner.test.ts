@@ -44,12 +44,15 @@ describe('start-up banner', () => {
 });
 
 /** printBanner's lines, as `npm start` prints them. */
-function bannerOf(env: Record<string, string>, service: { url: string | undefined; seeded: boolean }) {
+function bannerOf(
+  env: Record<string, string>,
+  service: { url: string | undefined; seeded: boolean; demoPresent?: boolean },
+) {
   const lines: string[] = [];
   const log = console.log;
   console.log = (...args: unknown[]) => lines.push(args.join(' '));
   try {
-    printBanner(loadConfig(env), service);
+    printBanner(loadConfig(env), { demoPresent: service.seeded, ...service });
   } finally {
     console.log = log;
   }
@@ -83,5 +86,19 @@ describe('start-up banner: what it shows and what it hides', () => {
     const labels = (text: string) => [...text.matchAll(/^ {2}([a-zA-Z ]+):/gm)].map((m) => m[1]);
     expect(labels(block!)).toEqual(labels(printed));
     expect(block).toBe(printed);
+  });
+  it('after the demo was removed (a record of your own), a restart prints no demo key, and says why', () => {
+    const out = bannerOf(
+      { DATA_DIR: '/tmp/x' },
+      { url: 'http://127.0.0.1:8080', seeded: false, demoPresent: false },
+    );
+    expect(out).not.toContain(DEMO.apiKey);
+    expect(out).not.toContain('try:');
+    expect(out).toMatch(/demo tenant: +none — this store holds records of your own .*removes it/);
+    const still = bannerOf(
+      { DATA_DIR: '/tmp/x' },
+      { url: 'http://127.0.0.1:8080', seeded: false, demoPresent: true },
+    );
+    expect(still).toContain(`api_key ${DEMO.apiKey}`);
   });
 });

@@ -1,0 +1,59 @@
+import { $, el } from './dom.js';
+import { format2, formatInt } from './format.js';
+import { percent, type Totals } from './totals.js';
+import type { WorkflowRow } from './workflow-table.js';
+
+/**
+ * Execution health on the overview (docs/dashboard.md "Needs a look"): a workflow whose sends fell to
+ * zero against the previous period, or whose share of failed steps (events, conditions and actions that
+ * failed ÷ all of them) rose by 10 percentage points or more, with at least 3 failures. The figures are
+ * those of the per-workflow table; this only points at them.
+ */
+const STEP_JUMP_POINTS = 10;
+const MIN_FAILURES = 3;
+
+const failed = (t: Totals) => t.counts.events_failed + t.counts.conditions_failed + t.counts.actions_failed;
+const steps = (t: Totals) => failed(t) + t.counts.events_ok + t.counts.conditions_ok + t.counts.actions_ok;
+
+export interface HealthFlag {
+  workflowId: number;
+  text: string;
+}
+
+export function healthFlags(rows: readonly WorkflowRow[]): HealthFlag[] {
+  const out: HealthFlag[] = [];
+  for (const r of rows) {
+    const [now, before] = [r.totals, r.previous];
+    if (!before) continue;
+    const name = `${r.workflow.name || 'Workflow'} (#${r.workflow.workflow_id})`;
+    if (before.counts.sends_total > 0 && now.counts.sends_total === 0)
+      out.push({
+        workflowId: r.workflow.workflow_id,
+        text: `${name}: no sends this period (${formatInt(before.counts.sends_total)} sends (total) in the previous one).`,
+      });
+    if (steps(now) > 0 && failed(now) >= MIN_FAILURES) {
+      const share = percent(failed(now), steps(now));
+      const was = steps(before) > 0 ? percent(failed(before), steps(before)) : 0;
+      if (share - was >= STEP_JUMP_POINTS)
+        out.push({
+          workflowId: r.workflow.workflow_id,
+          text: `${name}: ${format2(share)} % of its steps failed (events, conditions, actions: ${formatInt(failed(now))} of ${formatInt(steps(now))}), against ${format2(was)} % in the previous period.`,
+        });
+    }
+  }
+  return out;
+}
+
+export function renderHealth(rows: readonly WorkflowRow[]): void {
+  const flags = healthFlags(rows);
+  const box = $('wf-health');
+  box.hidden = flags.length === 0;
+  $('wf-health-list').replaceChildren(
+    ...flags.map((f) => el('li', f.text, { 'data-workflow': String(f.workflowId) })),
+  );
+}
+
+export function clearHealth(): void {
+  $('wf-health').hidden = true;
+  $('wf-health-list').replaceChildren();
+}
