@@ -59,7 +59,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('the README from the demo to a chart of one’s own data (issue 33, point 5)', () => {
+describe('the README from the demo to a chart of one’s own data', () => {
   let ownKey: string;
 
   it('a first start loads the demo and prints its key', async () => {

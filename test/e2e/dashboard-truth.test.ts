@@ -180,7 +180,7 @@ afterAll(async () => {
   await service?.stop();
 });
 
-describe('one screen, one truth (issue 33)', () => {
+describe('one screen, one truth', () => {
   it('the total row of a workflow subset is the API’s answer for that subset, as the cards are', async () => {
     await tick([1, 2, 3]);
     const set: any[] = await api('automation.stats', { list_id: 1, days: 30, workflow_ids: [1, 2, 3] });

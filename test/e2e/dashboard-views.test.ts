@@ -15,7 +15,7 @@ import {
 import { startTestService, tenant, type TestService } from '../support/service.js';
 
 /**
- * The dashboard in Chromium on sparse and empty data beside the demo (issue 24): a second user with
+ * The dashboard in Chromium on sparse and empty data beside the demo: a second user with
  * list 3 (activity on three days only), list 4 (no activity at all) and list 5 (its grant revoked while
  * shown). Every figure compared is the API's own answer for the same query.
  */
@@ -458,7 +458,7 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
       .evaluateAll((cs) => cs.map((c) => (c as HTMLElement).dataset.kpi));
     expect(cards.indexOf('revenue-ron')).toBeLessThan(cards.indexOf('revenue-eur'));
     expect(await page.locator('#currency-note').isHidden()).toBe(true);
-    // One currency at a time on the money charts, the list's own first (issue 33): no second axis.
+    // One currency at a time on the money charts, the list's own first: no second axis.
     expect(await page.locator('#chart-revenue .u-axis').count()).toBe(2);
     expect((await plotted('chart-revenue')).axes).toEqual({
       left: { name: 'RON', series: ['RON', 'RON, previous period'] },

@@ -7,7 +7,7 @@ import type { StatsRecord } from '../../dashboard/src/stats.js';
 
 const at = (date: string) => Date.parse(`${date}T00:00:00Z`) / 1000;
 
-describe('chart ticks (issue 33, point 9)', () => {
+describe('chart ticks', () => {
   it('a range within a year: the year on the first tick and where it changes', () => {
     expect(tickLabels(['2025-11-01', '2025-12-01', '2026-01-01', '2026-02-01'].map(at))).toEqual([
       '2025-11-01',
@@ -85,7 +85,7 @@ const zero = Object.fromEntries(
   ].map((k) => [k, 0]),
 ) as unknown as StatsRecord;
 
-describe('charts by week and month (issue 33, point 9)', () => {
+describe('charts by week and month', () => {
   it('weeks start on Monday, months on the 1st', () => {
     expect(groupStart('2026-11-27', 'week')).toBe('2026-11-23'); // a Friday → its Monday
     expect(groupStart('2026-11-23', 'week')).toBe('2026-11-23');
