@@ -52,7 +52,7 @@ export interface RequestStart {
  * the answer cache, and is used only while nothing it depended on can have changed:
  * - the catalog (users, keys, grants, lists' zones and currencies): unchanged since that request began;
  * - the data: the answer cache still holds the answer at the list's current version (its own rules,
- *   expiry included; with the cache off, as in server mode by default, nothing is ever remembered);
+ *   expiry included; with the cache off (STATS_CACHE_MS=0), nothing is ever remembered);
  * - the period: before the next UTC quarter hour, so "the last N days" is never carried into a new day.
  * The caller's rate limit is taken as on the full path; a refused take falls through to it, which
  * refuses too (a refused take spends nothing). Anything else (HEAD, a body, an unknown target) takes
