@@ -4,6 +4,7 @@ import { groupFrame, groupStart } from '../../dashboard/src/grouping.js';
 import { tickLabels } from '../../dashboard/src/ticks.js';
 import { minus, totalsOf } from '../../dashboard/src/totals.js';
 import type { StatsRecord } from '../../dashboard/src/stats.js';
+import { day } from '../support/stats-record.js';
 
 const at = (date: string) => Date.parse(`${date}T00:00:00Z`) / 1000;
 
@@ -24,29 +25,7 @@ describe('chart ticks', () => {
 });
 
 describe('"other workflows": all workflows less the named ones', () => {
-  const rec = (over: Partial<StatsRecord>): StatsRecord =>
-    ({
-      sends_unique: 0,
-      sends_total: 0,
-      opens_unique: 0,
-      opens_total: 0,
-      clicks_unique: 0,
-      clicks_total: 0,
-      purchase_count: 0,
-      purchases_value_ron: 0,
-      purchases_value_eur: 0,
-      bounce_total: 0,
-      unsub_total: 0,
-      spam_total: 0,
-      events_ok: 0,
-      events_failed: 0,
-      conditions_ok: 0,
-      conditions_failed: 0,
-      actions_ok: 0,
-      actions_failed: 0,
-      date: '2026-11-01',
-      ...over,
-    }) as StatsRecord;
+  const rec = (over: Partial<StatsRecord>): StatsRecord => day('2026-11-01', over);
   it('counts and money split exactly, and its AOV is its own revenue ÷ its own purchases', () => {
     const all = totalsOf([
       rec({ sends_total: 10, sends_unique: 8, purchase_count: 3, purchases_value_ron: 10100.5 }),
