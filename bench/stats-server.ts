@@ -5,7 +5,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes, createHash } from 'node:crypto';
 import { freePort, startClickHouseServer } from '../scripts/clickhouse-server.mjs';
-import { addDays, localDate } from '../shared/dates.js';
+import { cpus } from 'node:os';
+import { encodeRows, openDb } from '../shared/clickhouse/client.js';
+import { eventRow } from '../shared/clickhouse/event-store.js';
+import { migrate } from '../shared/clickhouse/migrate.js';
+import { EVENT_COLUMNS } from '../shared/clickhouse/schema.js';
+import { loadConfig } from '../shared/config.js';
+import { addDays, localDate, toDateTime64 } from '../shared/dates.js';
+import { createLogger } from '../shared/log.js';
 import { BENCH, benchBatches, rng } from './stats-data.js';
 import { fmt, percentile, table } from './support.js';
 
@@ -22,6 +29,8 @@ const RECORDS = Number(process.env.BENCH_SERVER_RECORDS) || 200_000;
 /** Distinct requests per measured row, and how many are in flight at once. */
 const REQUESTS = Number(process.env.BENCH_SERVER_REQUESTS) || 4_000;
 const CONCURRENCY = 16;
+/** Measured passes per row (alternating rows; the fastest pass of each row is kept). */
+const PASSES = Number(process.env.BENCH_SERVER_PASSES) || 3;
 const FRESHNESS_TRIALS = 60;
 const TARGET = { ratio: 0.8, cpuMs: 1, scale: 1.8, freshP99Ms: 1_000 };
 
@@ -166,22 +175,34 @@ interface Row {
   rate: number;
   chCpu?: number;
   apiCpu: number;
+  /** This process's CPU per answer: the load generator's share of the machine. */
+  genCpu: number;
 }
 
-/** Warm the replicas (day rows and sets read), then one measured pass of distinct requests. */
-async function measureRow(apis: Proc[], targets: string[], warm: string[], server?: number): Promise<Row> {
-  const origins = apis.map((a) => a.url);
+/** Warm the replicas: three passes of `warm` (they read the lists' day rows and subscriber sets). */
+async function warmUp(apis: Proc[], warm: string[]): Promise<void> {
   for (let round = 0; round < 3; round++) {
-    await drive(origins, warm);
+    await drive(
+      apis.map((a) => a.url),
+      warm,
+    );
     await new Promise((r) => setTimeout(r, 1_000));
   }
+}
+
+/** One measured pass of distinct requests, with the CPU each process used over it. */
+async function measureRow(apis: Proc[], targets: string[], server?: number): Promise<Row> {
+  const origins = apis.map((a) => a.url);
   const ch0 = server !== undefined ? cpuMs(server) : 0;
   const api0 = apis.reduce((s, a) => s + cpuMs(a.pid), 0);
+  const gen0 = process.cpuUsage();
   const rate = await drive(origins, targets);
+  const gen = process.cpuUsage(gen0);
   return {
     rate,
     chCpu: server !== undefined ? (cpuMs(server) - ch0) / targets.length : undefined,
     apiCpu: (apis.reduce((s, a) => s + cpuMs(a.pid), 0) - api0) / targets.length,
+    genCpu: (gen.user + gen.system) / 1000 / targets.length,
   };
 }
 
@@ -238,6 +259,50 @@ async function freshness(writer: Proc, replica: Proc, today: string): Promise<nu
   return out.sort((a, b) => a - b);
 }
 
+/**
+ * The server's own insert rate: the same records' rows, encoded beforehand, inserted into `events` of a
+ * fresh database on the same server (its materialized view fills daily_sets), one insert per 25k batch:
+ * the statement storing a record cannot do without, and the ceiling of POST /ingest into a server.
+ */
+async function serverInsertAlone(url: string, today: string): Promise<number> {
+  const config = loadConfig({
+    CLICKHOUSE_URL: url,
+    CLICKHOUSE_DATABASE: `mailstats_bench_insert_${randomBytes(4).toString('hex')}`,
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'mailstats-bench-insert-')),
+    LOG_LEVEL: 'warn',
+  });
+  const log = createLogger('warn');
+  const db = await openDb(config, log);
+  try {
+    await migrate(db, log);
+    const now = toDateTime64(Date.now());
+    const payloads = [...benchBatches(RECORDS, 25_000, 'alone-', today)].map((b) =>
+      encodeRows(b.map((a) => eventRow(a, now))),
+    );
+    const t = process.hrtime.bigint();
+    for (const [i, payload] of payloads.entries())
+      await db.insertEncoded('events', EVENT_COLUMNS, payload, `alone-${i}`);
+    return RECORDS / (Number(process.hrtime.bigint() - t) / 1e9);
+  } finally {
+    await db.command(`DROP DATABASE IF EXISTS ${config.CLICKHOUSE_DATABASE}`).catch(() => undefined);
+    await db.close();
+    rmSync(config.DATA_DIR, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The most `replicas` API processes can answer on this machine, from the CPU per answer each process
+ * used in the measured pass: the API processes, the server and the load generator share the machine's
+ * cores.
+ */
+function cpuCeiling(row: Row, replicas: number): number {
+  // Each process is bound by one core (one event loop): the replicas share the answers, the load
+  // generator drives all of them.
+  const loops = Math.min((replicas * 1000) / row.apiCpu, 1000 / row.genCpu);
+  const machine = (cpus().length * 1000) / (row.apiCpu + (row.chCpu ?? 0) + row.genCpu);
+  return Math.min(loops, machine);
+}
+
 const met = (ok: boolean, what: string) => (ok ? 'met' : `**missed** (${what})`);
 
 export async function serverBench(): Promise<string> {
@@ -251,12 +316,13 @@ export async function serverBench(): Promise<string> {
     const server = { CLICKHOUSE_URL: clickhouse.url, CLICKHOUSE_DATABASE: database };
     const writer = await spawnService(server);
     procs.push(writer);
-    let t = Date.now();
+    let t = process.hrtime.bigint();
     await load(embedded.url, today);
-    const loadEmbedded = (Date.now() - t) / 1000;
-    t = Date.now();
+    const loadEmbedded = Number(process.hrtime.bigint() - t) / 1e9;
+    t = process.hrtime.bigint();
     await load(writer.url, today);
-    const loadServer = (Date.now() - t) / 1000;
+    const loadServer = Number(process.hrtime.bigint() - t) / 1e9;
+    const insertAlone = await serverInsertAlone(clickhouse.url, today);
     console.error(
       `bench server: ${RECORDS} records loaded (embedded ${loadEmbedded} s, server ${loadServer} s)`,
     );
@@ -267,20 +333,32 @@ export async function serverBench(): Promise<string> {
     const warm = distinctTargets(400, today, 11);
     const targets = () => distinctTargets(REQUESTS, today, 12 + Math.floor(Math.random() * 1e6));
     // Every row asks targets no earlier row asked (each answer computed, none from the answer cache).
-    const emb = await measureRow([embedded], targets(), warm);
-    const one = await measureRow([apiA], targets(), warm, clickhouse.pid);
-    const two = await measureRow([apiA, apiB], targets(), warm, clickhouse.pid);
+    await warmUp([embedded], warm);
+    await warmUp([apiA, apiB], warm);
+    // The rows alternate, PASSES times, and each keeps its fastest pass: the machine is shared, and
+    // what else runs during one pass is not what the row measures.
+    const best = (a: Row | undefined, b: Row) => (a && a.rate >= b.rate ? a : b);
+    let emb: Row | undefined, one: Row | undefined, two: Row | undefined;
+    for (let pass = 0; pass < PASSES; pass++) {
+      emb = best(emb, await measureRow([embedded], targets()));
+      one = best(one, await measureRow([apiA], targets(), clickhouse.pid));
+      two = best(two, await measureRow([apiA, apiB], targets(), clickhouse.pid));
+    }
+    if (!emb || !one || !two) throw new Error('bench server: no measured pass');
     const sample = Buffer.from(await (await fetch(apiA.url + warm[0]!)).arrayBuffer());
     const limit = await clientLimit(sample, REQUESTS);
     const fresh = await freshness(writer, apiB, today);
 
     const ratio = one.rate / emb.rate;
     const scale = two.rate / one.rate;
+    // What this machine allows two replicas against one, each from its own pass's CPU per answer.
+    const possible = cpuCeiling(two, 2) / cpuCeiling(one, 1);
+    const cores = cpus().length;
     const p50 = percentile(fresh, 50);
     const p99 = percentile(fresh, 99);
     const rate = (r: number) => Math.round(r).toLocaleString('en-US');
     return [
-      `${RECORDS.toLocaleString('en-US')} records (one list, ${BENCH.workflows} workflows, ${BENCH.triggers} triggers, ~${BENCH.subscribers / 1000}k subscribers, over ${BENCH.days} days) loaded through POST /ingest into an embedded service and, in server mode, into a writer (ROLE=all) on a real ClickHouse ${clickhouse.version} server started by scripts/clickhouse-server.mjs; two ROLE=api processes on the same database. Every service is a process of its own (as \`npm start\`). Each row: ${REQUESTS.toLocaleString('en-US')} distinct automation.stats requests (no two alike: shape — all workflows 30%, one workflow 30%, one workflow + trigger 20%, a subset of 2–3 workflows 20% — and a period of 1–120 days at a random place in the year), ${CONCURRENCY} in flight, from this process, after 3 warm-up passes of 400 other distinct requests (they have the lists' day rows and subscriber sets read). CPU: from /proc/<pid>/stat of the ClickHouse server and of the API processes over the measured pass, per answer.`,
+      `${RECORDS.toLocaleString('en-US')} records (one list, ${BENCH.workflows} workflows, ${BENCH.triggers} triggers, ~${BENCH.subscribers / 1000}k subscribers, over ${BENCH.days} days) loaded through POST /ingest into an embedded service and, in server mode, into a writer (ROLE=all) on a real ClickHouse ${clickhouse.version} server started by scripts/clickhouse-server.mjs; two ROLE=api processes on the same database. Every service is a process of its own (as \`npm start\`). Each row: ${REQUESTS.toLocaleString('en-US')} distinct automation.stats requests (no two alike: shape — all workflows 30%, one workflow 30%, one workflow + trigger 20%, a subset of 2–3 workflows 20% — and a period of 1–120 days at a random place in the year), ${CONCURRENCY} in flight, from this process, after 3 warm-up passes of 400 other distinct requests (they have the lists' day rows and subscriber sets read); the three rows alternate ${PASSES} times and each row shows its fastest pass (every pass asks requests no other pass asked). CPU: from /proc/<pid>/stat of the ClickHouse server and of the API processes over the measured pass, per answer.`,
       '',
       table(
         ['row', 'value', 'target', 'verdict'],
@@ -319,13 +397,37 @@ export async function serverBench(): Promise<string> {
             'two replicas / one',
             `${scale.toFixed(2)}×`,
             `≥ ${TARGET.scale}×`,
-            met(scale >= TARGET.scale, `${scale.toFixed(2)}×; the load generator alone: see next row`),
+            met(scale >= TARGET.scale, `${scale.toFixed(2)}×; the machine's ceiling: next row`),
+          ],
+          [
+            `two replicas / one, the most ${cores} cores allow (from each pass's CPU per answer)`,
+            `${possible.toFixed(2)}× (one: API ${fmt(one.apiCpu)} + ClickHouse ${fmt(one.chCpu!)} + load generator ${fmt(one.genCpu)} ms/answer; two: ${fmt(two.apiCpu)} + ${fmt(two.chCpu!)} + ${fmt(two.genCpu)})`,
+            '',
+            'the limit by itself',
           ],
           [
             'the load generator alone (bare node:http, same bytes, same loop)',
             `${rate(limit)} req/s`,
             '',
             'the ceiling of any row above',
+          ],
+          [
+            'POST /ingest (25k-record bodies), embedded',
+            `${rate(RECORDS / loadEmbedded)} records/s`,
+            '',
+            'reported',
+          ],
+          [
+            'POST /ingest into a server (ROLE=all writer)',
+            `${rate(RECORDS / loadServer)} records/s (${Math.round((loadEmbedded / loadServer) * 100)}% of embedded)`,
+            '',
+            'reported',
+          ],
+          [
+            "the server's own insert rate: the same rows into `events`, encoded beforehand",
+            `${rate(insertAlone)} records/s`,
+            '',
+            'the ceiling of POST /ingest into a server',
           ],
           [
             'freshness after acknowledgement, other replica, caches on',
@@ -336,7 +438,7 @@ export async function serverBench(): Promise<string> {
         ],
       ),
       '',
-      `Freshness: a record POSTed to the writer, timed from its 200 to the first answer of the other API replica (a request it answered from its answer cache just before) that counts it, polled every 2 ms; STATS_CHANGE_POLL_MS at its default (200 ms). Loading took ${loadEmbedded.toFixed(0)} s embedded and ${loadServer.toFixed(0)} s into the server.`,
+      `Freshness: a record POSTed to the writer, timed from its 200 to the first answer of the other API replica (a request it answered from its answer cache just before) that counts it, polled every 2 ms; STATS_CHANGE_POLL_MS at its default (200 ms). POST /ingest rows: the load of the records above, 25k-record bodies one after another, each acknowledged before the next.`,
     ].join('\n');
   } finally {
     for (const p of procs.reverse()) await p.stop().catch(() => undefined);

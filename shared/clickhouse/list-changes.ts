@@ -122,6 +122,8 @@ export class ListChangePoll {
   private polling = false;
   /** The poll in flight (scheduled or asked for by a stale reader): one at a time, shared. */
   private inFlight: Promise<void> | undefined;
+  /** How long after a poll began what is held may still be served without a newer poll. */
+  private readonly staleAfterMs: number;
 
   constructor(
     private readonly db: Db,
@@ -129,10 +131,15 @@ export class ListChangePoll {
     private readonly self: string,
     private readonly listener: ChangeListener,
     private readonly intervalMs: number,
-    /** How long after a poll began what is held may still be served without a newer poll. */
-    private readonly staleAfterMs: number,
+    /** The freshness promise (STATS_FRESHNESS_MS): from a write's acknowledgement to every answer. */
+    freshnessMs: number,
     private readonly log: Logger,
-  ) {}
+  ) {
+    // A write acknowledged just after a poll began is missed by it, and a reader that then finds what
+    // is held stale waits for a whole poll: so the window is the promise less one interval (a poll that
+    // takes less than its interval keeps the promise), and never under half the promise.
+    this.staleAfterMs = Math.max(freshnessMs - intervalMs, freshnessMs / 2);
+  }
 
   async start(): Promise<void> {
     const began = Date.now();
