@@ -168,7 +168,7 @@ async function restoreFromServer(
       for (const warning of verifyServerManifest(source, manifest, config.BACKUP_HMAC_KEY))
         console.error(`restore: warning: ${warning}`);
     } catch (err) {
-      // Nothing of the backup was restored: the (empty) target is dropped only if this run created it.
+      // Nothing of the backup was restored: the target, which holds no table, is dropped again.
       if (err instanceof BackupRequestError) {
         await db.command(`DROP DATABASE IF EXISTS ${target} SYNC`).catch(() => undefined);
         throw new UsageError(`restore: ${err.message}`, { cause: err });
