@@ -5,7 +5,11 @@ import { defineConfig } from 'vitest/config';
  * `SERVER_ONLY` files run there only: they need a server of their own (the embedded engine cannot be
  * killed apart from its process).
  */
-const SERVER_ONLY = ['test/integration/server-crash.test.ts', 'test/integration/cluster-ddl.test.ts'];
+const SERVER_ONLY = [
+  'test/integration/server-crash.test.ts',
+  'test/integration/cluster-ddl.test.ts',
+  'test/integration/lifecycle-server-backup.test.ts',
+];
 const FAULT_AND_STORAGE_SUITES = [
   ...SERVER_ONLY,
   ...[

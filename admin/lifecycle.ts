@@ -20,7 +20,7 @@ export const LIFECYCLE_COMMANDS: Record<string, string> = {
                                      BACKUP_ROOT, default DATA_DIR/backups)`,
   restore: `  restore DIR [--erasures FILE]      (service stopped) fill an empty DATA_DIR from a backup; the
                                      erasures of FILE made after it are re-applied at the next start;
-                                     with CLICKHOUSE_URL: --from-database NAME, the backup's database`,
+                                     with CLICKHOUSE_URL: into CLICKHOUSE_DATABASE, a new database`,
   dlq: `  dlq export [--reason TEXT] [--since TIME] [FILE]   dead letters as NDJSON (Kafka mode)
   dlq stats                          dead letters counted by reason`,
 };
@@ -44,7 +44,6 @@ export const LIFECYCLE_OPTIONS = {
   since: { type: 'string' },
   at: { type: 'string' },
   erasures: { type: 'string' },
-  'from-database': { type: 'string' },
   'chunk-records': { type: 'string' },
 } as const;
 
@@ -89,7 +88,7 @@ export async function runLifecycle(
       return backup(rest[0], url);
     case 'restore':
       if (rest.length > 1) throw new UsageError('restore takes one directory');
-      return restore(rest[0], str(values.erasures), str(values['from-database']));
+      return restore(rest[0], str(values.erasures));
     case 'dlq': {
       const filter = { reason: str(values.reason), since: str(values.since) };
       if (rest[0] === 'export') return dlqExport(filter, rest[1], url);

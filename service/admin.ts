@@ -52,9 +52,14 @@ export function adminActions(deps: {
     erasureLog: () => pipeline.erasureLog(),
     async backup(dir) {
       try {
-        // Between writes: every batch is in the backup whole or not at all.
-        const done = await pipeline.exclusive(() =>
-          backupDatabase(db, config.CLICKHOUSE_DATABASE, dir, config.BACKUP_ROOT, config.BACKUP_HMAC_KEY),
+        // The BACKUP between writes: every batch is in the backup whole or not at all.
+        const done = await backupDatabase(
+          db,
+          config.CLICKHOUSE_DATABASE,
+          dir,
+          config.BACKUP_ROOT,
+          config.BACKUP_HMAC_KEY,
+          (task) => pipeline.exclusive(task),
         );
         return { dir: done.dir, schema_version: done.schema_version };
       } catch (err) {

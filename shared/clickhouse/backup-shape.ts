@@ -83,7 +83,7 @@ export function compareTables(
 }
 
 /** The telling part of a statement in a message: its engine (or a view's query), cut at 160 characters. */
-const clip = (sql: string) => {
+export const clip = (sql: string) => {
   const at = Math.max(0, sql.search(/ ENGINE = | AS SELECT /));
   const part = sql.slice(at).trim();
   return part.length > 160 ? `${part.slice(0, 160)}…` : part;

@@ -23,6 +23,7 @@ import {
   tablesOf,
 } from './backup-shape.js';
 import { MIGRATIONS } from './migrations.js';
+import { backupOnServer } from './backup-server.js';
 
 export { BackupRequestError } from './backup-error.js';
 
@@ -134,10 +135,11 @@ function identifier(name: string, what: string): string {
 }
 
 /**
- * BACKUP DATABASE to a new directory (embedded: a file backup the engine writes itself). The caller runs
- * it between writes (Pipeline.exclusive), so every batch is in it whole or not at all; then the
- * manifest (with the files' digests, signed with `hmacKey` when given) is written (temp + rename): a
- * directory without one is not a backup.
+ * BACKUP DATABASE to a new directory. Embedded: a file backup the engine writes itself; the caller runs
+ * it between writes (Pipeline.exclusive), so every batch is in it whole or not at all; then the manifest
+ * (with the files' digests, signed with `hmacKey` when given) is written (temp + rename): a directory
+ * without one is not a backup. With a server (`db.mode` 'server'): backupOnServer, whose BACKUP statement
+ * runs in `between` (the caller's exclusive section) and whose manifest is written through the server.
  */
 export async function backupDatabase(
   db: Db,
@@ -145,10 +147,22 @@ export async function backupDatabase(
   dir: string,
   root: string,
   hmacKey?: string,
-): Promise<BackupManifest & { dir: string }> {
+  between: <T>(task: () => Promise<T>) => Promise<T> = (task) => task(),
+): Promise<{ dir: string; schema_version: number }> {
   identifier(database, 'CLICKHOUSE_DATABASE');
-  // With a server the directory is on the server's disk, which this process cannot look at.
-  const abs = db.mode === 'embedded' ? prepareBackupDir(dir, root) : resolve(dir);
+  // With a server the directory is on the server's disk, which this process may not reach.
+  if (db.mode !== 'embedded') return backupOnServer(db, database, dir, hmacKey, between);
+  return between(() => backupEmbedded(db, database, dir, root, hmacKey));
+}
+
+async function backupEmbedded(
+  db: Db,
+  database: string,
+  dir: string,
+  root: string,
+  hmacKey?: string,
+): Promise<BackupManifest & { dir: string }> {
+  const abs = prepareBackupDir(dir, root);
   const [row] = await db.query<{ v: number }>(
     'SELECT max(version) AS v FROM schema_migrations',
     {},
@@ -168,7 +182,6 @@ export async function backupDatabase(
     database,
     created_at: new Date().toISOString(),
   };
-  if (db.mode !== 'embedded') return { ...fields, dir: abs };
   restrictModes(abs);
   const files = await digestFiles(abs, OURS);
   const manifest: BackupManifest = {

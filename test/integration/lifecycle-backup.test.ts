@@ -1,4 +1,4 @@
-// Modes: embedded only — backup and restore of DATA_DIR; server-mode backup is issue 31 item 5
+// Modes: embedded only — backup and restore of DATA_DIR; server mode: lifecycle-server-backup.test.ts
 import {
   mkdirSync,
   mkdtempSync,
