@@ -7,6 +7,7 @@ import type { StatsCache } from '../query-api/stats/cache.js';
 import type { DayRows } from '../query-api/stats/day-rows.js';
 import type { CurrentGenerations } from '../shared/clickhouse/generations.js';
 import { automationStats } from '../query-api/stats/handler.js';
+import { automationStatsTotals } from '../query-api/stats/totals.js';
 import type { Catalog } from '../shared/catalog/catalog.js';
 import type { Db } from '../shared/clickhouse/client.js';
 import type { Config } from '../shared/config.js';
@@ -39,6 +40,7 @@ export function apiOperations(deps: OperationDeps): Record<string, Operation> {
   const renderDeps = { catalog, renderer, log };
   return {
     'automation.stats': (caller, params) => automationStats(statsDeps, caller, params),
+    'automation.statsTotals': (caller, params) => automationStatsTotals(statsDeps, caller, params),
     'transactional.templateRender': (caller, params) =>
       transactionalTemplateRender(renderDeps, caller, params),
     'list.all': (caller, params) => listAll({ catalog }, caller, params),

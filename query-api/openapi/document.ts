@@ -13,6 +13,8 @@ import {
   renderResult,
   statsAnswer,
   statsParams,
+  statsTotals,
+  statsTotalsParams,
 } from './schemas.js';
 import {
   ANSWER_EXAMPLES,
@@ -131,6 +133,21 @@ const OPERATIONS: OperationDoc[] = [
       'month, else days, else the last 30 days (docs/api.md, "Period").',
     params: statsParams,
     answer: 'StatsAnswer',
+    errors: [
+      [400, '407 (missing list_id) or 406 (invalid param, period too long or inverted, unreadable body)'],
+      ...COMMON_ERRORS.slice(1),
+    ],
+  },
+  {
+    name: 'automation.statsTotals',
+    summary: "The period's money, exact to the cent (for dashboards)",
+    description:
+      'An operation of this service (not of the platform): the params, checks and period of ' +
+      'automation.stats; one object with the purchases, revenue and AOV of the whole period, summed ' +
+      'exactly over its days and rounded once (a sum of the per-day answer can be cents off: each day ' +
+      'is rounded) (docs/api.md, "automation.statsTotals").',
+    params: statsTotalsParams,
+    answer: 'StatsTotals',
     errors: [
       [400, '407 (missing list_id) or 406 (invalid param, period too long or inverted, unreadable body)'],
       ...COMMON_ERRORS.slice(1),
@@ -459,6 +476,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
       schemas: {
         Error: jsonSchema(errorObject, 'output'),
         StatsAnswer: jsonSchema(statsAnswer, 'output'),
+        StatsTotals: jsonSchema(statsTotals, 'output'),
         RenderResult: jsonSchema(renderResult, 'output'),
         ListAllAnswer: jsonSchema(listAllAnswer, 'output'),
         WorkflowsAnswer: jsonSchema(workflowsAnswer, 'output'),

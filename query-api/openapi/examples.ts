@@ -141,6 +141,7 @@ export const QUERY_PARAM_DOCS: Record<string, ParamDoc> = {
 /** A JSON body by name, per operation (docs/api.md's examples, on the demo tenant). */
 export const REQUEST_EXAMPLES: Record<string, Record<string, unknown>> = {
   'automation.stats': { list_id: 1, days: 7 },
+  'automation.statsTotals': { list_id: 1, days: 7 },
   'transactional.templateRender': {
     list_id: 2,
     template_id: 'welcome-text',
@@ -186,6 +187,22 @@ export const ANSWER_EXAMPLES: Record<string, unknown> = {
       list_id: '1',
     },
   ],
+  'automation.statsTotals': {
+    list_id: '1',
+    currency: 'RON',
+    start_date: '2026-11-14',
+    stop_date: '2026-11-20',
+    days: 7,
+    purchase_count: 41,
+    purchases_value_ron: 12045.37,
+    purchases_value_eur: 2409.07,
+    formatted_revenue_ron: '12.045,37',
+    formatted_revenue_eur: '2.409,07',
+    purchases_value_aov_ron: 293.79,
+    formatted_value_aov_ron: '293,79',
+    purchases_value_aov_eur: 58.76,
+    formatted_value_aov_eur: '58,76',
+  },
   'transactional.templateRender': {
     content: 'Hello Ana, welcome to Demo Newsletter!',
     engine: 'handlebars',

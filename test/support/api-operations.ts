@@ -6,6 +6,7 @@
 /** Every operation under /api/1.2/rest/{user_id}/{api_key}/. */
 export const REST_OPERATIONS = [
   'automation.stats',
+  'automation.statsTotals',
   'transactional.templateRender',
   'list.all',
   'automation.workflows',
