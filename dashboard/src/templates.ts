@@ -1,6 +1,7 @@
 import { callApi, type RenderAnswer } from './api.js';
 import { $, el, messageOf, show } from './dom.js';
 import { state } from './state.js';
+import { jsonProblem } from './json-problem.js';
 import { hasSample, sampleFor } from './template-samples.js';
 
 /** The width an email is laid out at: 600 px of content and its margins. */
@@ -78,11 +79,18 @@ export function fitFrame(): void {
 export async function renderTemplate(): Promise<void> {
   if (!state.session || !state.list) return;
   const button = $<HTMLButtonElement>('tpl-render');
+  // Bad JSON is caught here, where the line and column can be named (the API says only "not valid JSON").
+  const problem = jsonProblem($<HTMLTextAreaElement>('tpl-params').value);
+  if (problem) {
+    $('tpl-result').hidden = true;
+    show($('tpl-error'), `The params are not valid JSON: ${problem}`);
+    return;
+  }
   button.disabled = true;
   button.textContent = 'Rendering…';
   show($('tpl-error'), undefined);
   try {
-    // params go as the text typed: the API parses it and names what is wrong (406).
+    // params go as the text typed (JSON, checked above): the API names what else is wrong (406).
     const answer = await callApi<RenderAnswer>(state.session, 'transactional.templateRender', {
       list_id: Number(state.list.list_id),
       account_id: $<HTMLSelectElement>('tpl-account').value || undefined,

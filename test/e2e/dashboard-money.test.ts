@@ -29,6 +29,12 @@ const PREVIOUS_DAYS = 5;
 const W1 = { ron: 10_050, eur: 2_010 };
 const W2 = { ron: 20_000, eur: 4_000 };
 
+/** A template whose fields a `{}` leaves blank: "Order #, placed on ." */
+const TEMPLATE =
+  '<p>Order #{{order.id}}, placed on {{order.placed_at}}.</p>' +
+  '{{#each order.items}}<p>{{name}} × {{quantity}}</p>{{/each}}' +
+  '{{#if order.coupon}}<p>Coupon {{order.coupon}}</p>{{/if}}';
+
 let service: TestService;
 let browser: Browser;
 let page: Page;
@@ -67,6 +73,16 @@ beforeAll(async () => {
     ...tenant({ userId: USER, apiKey: KEY, lists: [{ list_id: LIST, timezone: TZ, currency: 'RON' }] }),
     { type: 'workflow', workflow_id: 1, list_id: LIST, name: 'Alpha' },
     { type: 'workflow', workflow_id: 2, list_id: LIST, name: 'Beta' },
+    { type: 'smtp_account', account_id: 'acc-money', list_id: LIST, active: true, is_default: true },
+    {
+      type: 'template',
+      template_id: 'order-note',
+      account_id: 'acc-money',
+      content: TEMPLATE,
+      content_type: 'html',
+      engine: 'handlebars',
+      props: { subject: 'Order {{order.id}} for {{customer.first_name}}' },
+    },
     ...Array.from({ length: DAYS }, (_, i) => [
       purchase(`a${i}`, 1, shift(today, -(i + 1)), W1),
       purchase(`b${i}`, 2, shift(today, -(i + 1)), W2),
@@ -173,6 +189,24 @@ describe('the per-workflow CSV is the table on screen', () => {
     const csv = (await download('#export-workflows-ro')).trimEnd().split('\r\n');
     expect(fields(csv[0]!, ';')).toEqual(screen);
     expect(csv.length - 1).toBe((await rowKeys()).length);
+  });
+});
+
+describe('template preview', () => {
+  async function renderWith(params: string): Promise<void> {
+    await page.selectOption('#tpl-account', 'acc-money');
+    await page.selectOption('#tpl-template', 'order-note');
+    await page.fill('#tpl-params', params);
+    await page.click('#tpl-render');
+    await page.locator('#tpl-render:not([disabled])').waitFor();
+  }
+
+  it('bad JSON in the params box: says where (line and column) and what, before asking the API', async () => {
+    await renderWith('{\n  "order": {\n    "id": 5,\n  }\n}');
+    const error = page.locator('#tpl-error');
+    await error.waitFor();
+    expect(await error.innerText()).toMatch(/^The params are not valid JSON: line 4, column 3: \S/);
+    expect(await page.locator('#tpl-result').isHidden()).toBe(true);
   });
 });
 
