@@ -2,6 +2,7 @@ import type { Operation } from '../query-api/api12/operation.js';
 import { catalogOperations } from '../query-api/catalog-ops.js';
 import { listAll } from '../query-api/lists/handler.js';
 import { transactionalTemplateRender } from '../query-api/render/handler.js';
+import { transactionalTemplateVariables } from '../query-api/render/variables.js';
 import type { RenderPool } from '../query-api/render/pool.js';
 import type { StatsCache } from '../query-api/stats/cache.js';
 import type { DayRows } from '../query-api/stats/day-rows.js';
@@ -43,6 +44,8 @@ export function apiOperations(deps: OperationDeps): Record<string, Operation> {
     'automation.statsTotals': (caller, params) => automationStatsTotals(statsDeps, caller, params),
     'transactional.templateRender': (caller, params) =>
       transactionalTemplateRender(renderDeps, caller, params),
+    'transactional.templateVariables': (caller, params) =>
+      transactionalTemplateVariables(renderDeps, caller, params),
     'list.all': (caller, params) => listAll({ catalog }, caller, params),
     ...catalogOperations({ catalog }),
   };

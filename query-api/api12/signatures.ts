@@ -34,6 +34,12 @@ export const SIGNATURES: Readonly<Record<string, readonly ParamSpec[]>> = {
   'transactional.templates': [{ name: 'list_id', required: true }],
   // Our own: the period's exact money for the dashboard (query-api/stats/totals.ts), automation.stats's params.
   'automation.statsTotals': STATS_PARAMS,
+  // Our own: the fields a template reads, for the preview (query-api/render/variables.ts).
+  'transactional.templateVariables': [
+    { name: 'list_id', required: true },
+    { name: 'account_id' },
+    { name: 'template_id', required: true },
+  ],
 };
 
 /** An operation without a table takes no positional params. */

@@ -155,6 +155,7 @@ export const REQUEST_EXAMPLES: Record<string, Record<string, unknown>> = {
     template_id: 'welcome-text',
     params: { name: 'Ana', list: 'Demo Newsletter' },
   },
+  'transactional.templateVariables': { list_id: 2, template_id: 'welcome-text' },
   'list.all': {},
   'automation.workflows': { list_id: 1 },
   'transactional.templates': { list_id: 1 },
@@ -217,6 +218,7 @@ export const ANSWER_EXAMPLES: Record<string, unknown> = {
     type: 'text',
     props: null,
   },
+  'transactional.templateVariables': { variables: ['name', 'list'] },
   'list.all': [
     { list_id: '1', list_name: 'Demo Shop', timezone: 'Europe/Bucharest', currency: 'RON' },
     { list_id: '2', list_name: 'Demo Newsletter', timezone: 'Europe/London', currency: 'EUR' },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RenderResult } from '../render/engine.js';
+import type { TemplateVariables } from '../render/variables.js';
 import type { StatsRecord, StatsTotals } from '../stats/record.js';
 import { AccountEntry, WorkflowEntry } from '../catalog-ops.js';
 import { ListEntry } from '../lists/handler.js';
@@ -88,6 +89,25 @@ export const renderParams = z
       .describe('Values for the template (at most 20 levels deep)'),
   })
   .describe('transactional.templateRender parameters (by name, or __0__…__4__ in this order)');
+
+export const templateVariablesParams = z
+  .object({
+    list_id: id,
+    account_id: z.union([opaque, phpFalse]).optional().describe("Default: the list's default SMTP account"),
+    template_id: opaque,
+  })
+  .describe('transactional.templateVariables parameters (by name, or __0__…__2__ in this order)');
+
+export const templateVariablesAnswer = z
+  .object({
+    variables: z
+      .array(z.string())
+      .describe(
+        'Dotted paths from the root of the params (e.g. "order.id"), in the order the template first reads ' +
+          'them; fields of {{#each}} items left out',
+      ),
+  })
+  .strict();
 
 export const listAllParams = z.object({}).describe('list.all takes no parameters');
 
@@ -209,4 +229,6 @@ const sameRender: Same<z.infer<typeof renderResult>, RenderResult> = true;
 const sameTotals: Same<z.infer<typeof statsTotals>, StatsTotals> = true;
 void sameStats;
 void sameTotals;
+const sameVariables: Same<z.infer<typeof templateVariablesAnswer>, TemplateVariables> = true;
+void sameVariables;
 void sameRender;

@@ -208,6 +208,62 @@ describe('template preview', () => {
     expect(await error.innerText()).toMatch(/^The params are not valid JSON: line 4, column 3: \S/);
     expect(await page.locator('#tpl-result').isHidden()).toBe(true);
   });
+
+  it('`{}` renders, with a warning naming every field the template reads that the params do not give', async () => {
+    await renderWith('{}');
+    await page.locator('#tpl-result').waitFor();
+    const frame = page.frameLocator('#tpl-frame');
+    expect(await frame.locator('p').first().innerText()).toBe('Order #, placed on .');
+    const warning = page.locator('#tpl-warning');
+    await warning.waitFor();
+    expect(await warning.innerText()).toBe(
+      'The template uses 5 fields that the params do not give, shown empty: order.id, order.placed_at, ' +
+        'order.items, order.coupon, customer.first_name.',
+    );
+    expect(await page.locator('#tpl-error').isHidden()).toBe(true);
+  });
+
+  it('params that give a field (even an empty list) take it off the warning; all given: no warning', async () => {
+    await renderWith('{"order": {"id": 7, "items": []}}');
+    await page.locator('#tpl-result').waitFor();
+    await expect
+      .poll(() => page.locator('#tpl-warning').innerText())
+      .toBe(
+        'The template uses 3 fields that the params do not give, shown empty: order.placed_at, order.coupon, ' +
+          'customer.first_name.',
+      );
+    await renderWith(
+      JSON.stringify({
+        order: { id: 7, placed_at: 'today', items: [], coupon: 'C' },
+        customer: { first_name: 'Ana' },
+      }),
+    );
+    expect(await page.frameLocator('#tpl-frame').locator('p').first().innerText()).toBe(
+      'Order #7, placed on today.',
+    );
+    expect(await page.locator('#tpl-warning').isHidden()).toBe(true);
+  });
+
+  it('transactional.templateVariables answers as documented: the fields, and its errors', async () => {
+    const call = async (params: object) =>
+      (
+        await fetch(`${service.url}/api/1.2/rest/${USER}/${KEY}/transactional.templateVariables.json`, {
+          method: 'POST',
+          body: JSON.stringify(params),
+          headers: { 'content-type': 'application/json' },
+        })
+      ).json();
+    expect(await call({ list_id: LIST, template_id: 'order-note' })).toEqual({
+      variables: ['order.id', 'order.placed_at', 'order.items', 'order.coupon', 'customer.first_name'],
+    });
+    expect(await call({ list_id: LIST })).toEqual({
+      err: true,
+      code: 407,
+      message: 'Missing required param template_id',
+    });
+    expect((await call({ list_id: LIST, template_id: 'nope' })).code).toBe(17006);
+    expect((await call({ list_id: 999, template_id: 'order-note' })).code).toBe(101);
+  });
 });
 
 it('threw no script error', () => {

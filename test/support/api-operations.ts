@@ -8,6 +8,7 @@ export const REST_OPERATIONS = [
   'automation.stats',
   'automation.statsTotals',
   'transactional.templateRender',
+  'transactional.templateVariables',
   'list.all',
   'automation.workflows',
   'transactional.templates',
