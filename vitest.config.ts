@@ -35,6 +35,7 @@ export const SERVER_SUITES = [
   'test/integration/api-contract.test.ts',
   'test/integration/ingest-route.test.ts',
   'test/integration/stats-correctness.test.ts',
+  'test/integration/dashboard-stats-totals.test.ts',
   'test/server/replica-freshness.test.ts',
   // --- storage, ingest, API and fault suites ---
   ...FAULT_AND_STORAGE_SUITES,

@@ -2,11 +2,13 @@ import type { Operation } from '../query-api/api12/operation.js';
 import { catalogOperations } from '../query-api/catalog-ops.js';
 import { listAll } from '../query-api/lists/handler.js';
 import { transactionalTemplateRender } from '../query-api/render/handler.js';
+import { transactionalTemplateVariables } from '../query-api/render/variables.js';
 import type { RenderPool } from '../query-api/render/pool.js';
 import type { StatsCache } from '../query-api/stats/cache.js';
 import type { DayRows } from '../query-api/stats/day-rows.js';
 import type { CurrentGenerations } from '../shared/clickhouse/generations.js';
 import { automationStats } from '../query-api/stats/handler.js';
+import { automationStatsTotals } from '../query-api/stats/totals.js';
 import type { Catalog } from '../shared/catalog/catalog.js';
 import type { Db } from '../shared/clickhouse/client.js';
 import type { Config } from '../shared/config.js';
@@ -39,8 +41,11 @@ export function apiOperations(deps: OperationDeps): Record<string, Operation> {
   const renderDeps = { catalog, renderer, log };
   return {
     'automation.stats': (caller, params) => automationStats(statsDeps, caller, params),
+    'automation.statsTotals': (caller, params) => automationStatsTotals(statsDeps, caller, params),
     'transactional.templateRender': (caller, params) =>
       transactionalTemplateRender(renderDeps, caller, params),
+    'transactional.templateVariables': (caller, params) =>
+      transactionalTemplateVariables(renderDeps, caller, params),
     'list.all': (caller, params) => listAll({ catalog }, caller, params),
     ...catalogOperations({ catalog }),
   };

@@ -41,6 +41,11 @@ export interface RenderAnswer {
   props: Record<string, unknown> | null;
 }
 
+/** transactional.templateVariables: the params fields a template reads, as paths ("order.id"). */
+export interface TemplateVariables {
+  variables: string[];
+}
+
 const base = '/api/1.2/rest';
 
 /**

@@ -1,11 +1,11 @@
 import { currentPreset } from './controls.js';
-import { COLUMN_HEADERS } from './columns.js';
-import { toCsv, toSpreadsheetCsv } from './csv.js';
+import { COLUMN_HEADERS, kindOf, totalsValue } from './columns.js';
+import { toCsv, toSpreadsheetCsv, type Cell } from './csv.js';
 import { el } from './dom.js';
 import { resolvePreset, todayIn } from './period.js';
 import { state } from './state.js';
-import { DAY_COLUMNS, PURCHASE_AND_LOSS_COLUMNS, type StatsRecord } from './stats.js';
-import type { WorkflowRow } from './workflow-table.js';
+import { DAY_COLUMNS, type StatsRecord } from './stats.js';
+import { shownRows, TABLE_HEADINGS, type ShownRow } from './workflow-table.js';
 
 /** CSV downloads of the two tables. */
 function download(name: string, csv: string): void {
@@ -35,47 +35,30 @@ export function exportDaysSpreadsheet(): void {
   download(`${fileStem()}-days-excel-ro.csv`, toSpreadsheetCsv(header, state.days.map(dayRow)));
 }
 
-/** Numbers as the API writes them: money in units with 2 decimals, rates in % (0 when no sends). */
-function workflowValues({ totals: t }: WorkflowRow): number[] {
+/**
+ * A shown row's cells: its name as on screen, then each column's value as a number (money in units with
+ * 2 decimals, rates in %), empty where the screen shows "—" (a ratio with nothing to divide by).
+ */
+function workflowCells(r: ShownRow): Cell[] {
   return [
-    t.counts.sends_total,
-    t.counts.sends_unique,
-    t.counts.opens_unique,
-    t.openRate,
-    t.counts.clicks_unique,
-    t.clickRate,
-    t.counts.purchase_count,
-    t.revenueRonCents / 100,
-    t.revenueEurCents / 100,
-    t.aovRonCents / 100,
-    t.aovEurCents / 100,
-    t.counts.bounce_total,
-    t.counts.unsub_total,
+    r.name,
+    ...DAY_COLUMNS.map((c): Cell => {
+      const v = r.noRates && kindOf(c) === 'rate' ? null : totalsValue(r.totals, c);
+      if (v === null) return '';
+      return kindOf(c) === 'money' || kindOf(c) === 'aov' ? v / 100 : v;
+    }),
   ];
 }
 
-/** The workflow table's CSV columns after id and name, in the order `workflowValues` gives them. */
-const WORKFLOW_FIELDS = [
-  'sends_total',
-  'sends_unique',
-  'opens_unique',
-  'opens_unique_percent',
-  'clicks_unique',
-  'clicks_unique_percent',
-  ...PURCHASE_AND_LOSS_COLUMNS,
-] as const;
-
-const workflowRows = () =>
-  state.breakdown.map((b) => [b.workflow.workflow_id, b.workflow.name, ...workflowValues(b)]);
-
-/** The table of workflows with the API's field names and values. */
+/** The per-workflow table as on screen: its headings, its columns in order, its rows (total row last). */
 export function exportWorkflows(): void {
-  const header = ['workflow_id', 'workflow_name', ...WORKFLOW_FIELDS];
-  download(`${fileStem()}-workflows.csv`, toCsv(header, workflowRows()));
+  download(`${fileStem()}-workflows.csv`, toCsv(TABLE_HEADINGS, shownRows().map(workflowCells)));
 }
 
 /** The same, for a spreadsheet in a Romanian locale. */
 export function exportWorkflowsSpreadsheet(): void {
-  const header = ['Workflow id', 'Workflow', ...WORKFLOW_FIELDS.map((f) => COLUMN_HEADERS[f])];
-  download(`${fileStem()}-workflows-excel-ro.csv`, toSpreadsheetCsv(header, workflowRows()));
+  download(
+    `${fileStem()}-workflows-excel-ro.csv`,
+    toSpreadsheetCsv(TABLE_HEADINGS, shownRows().map(workflowCells)),
+  );
 }

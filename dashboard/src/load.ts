@@ -7,8 +7,8 @@ import { periodText, renderTotals } from './kpis.js';
 import { isComparable, resolvePreset, todayIn, type ResolvedPeriod } from './period.js';
 import { markLoading, setState, setStatus, showEmpty, showFailure, showFigures } from './results.js';
 import { state } from './state.js';
-import type { StatsRecord } from './stats.js';
-import { minus, totalsOf, type Totals } from './totals.js';
+import type { StatsRecord, StatsTotals } from './stats.js';
+import { minus, totalsOf, withExactMoney, type Totals } from './totals.js';
 import { writeView } from './url-state.js';
 import { clearHealth, renderHealth } from './health.js';
 import { clearRates, renderRates } from './rates-table.js';
@@ -22,6 +22,32 @@ const MAX_WORKFLOW_IDS = 1000;
 const CONCURRENCY = 4;
 
 type Common = { list_id: number; workflow_ids?: number[]; trigger_id?: number };
+
+/** A query's days as automation.stats answers them, and their totals with the period's exact money. */
+interface Period {
+  records: StatsRecord[];
+  totals: Totals;
+}
+
+/** Asked again at most this often when the two answers of one query disagree (a write fell between). */
+const ATTEMPTS = 3;
+
+/**
+ * The days (automation.stats) and the period's exact money (automation.statsTotals) of one query, asked
+ * together. Both read the same rows; a write between the two reads shows as other days or purchases in
+ * one of them, and then both are asked again, so that the money shown is that of the days shown.
+ */
+async function periodOf(session: Session, params: object, part?: 'breakdown'): Promise<Period> {
+  for (let attempt = 1; ; attempt++) {
+    const [records, money] = await Promise.all([
+      callApi<StatsRecord[]>(session, 'automation.stats', params, part),
+      callApi<StatsTotals>(session, 'automation.statsTotals', params, part),
+    ]);
+    const totals = totalsOf(records);
+    const agree = money.days === records.length && money.purchase_count === totals.counts.purchase_count;
+    if (agree || attempt === ATTEMPTS) return { records, totals: withExactMoney(totals, money) };
+  }
+}
 
 export async function reload(): Promise<void> {
   const session = state.session;
@@ -62,13 +88,11 @@ export async function reload(): Promise<void> {
   let whole: Figures;
   try {
     const [now, previous] = await Promise.all([
-      callApi<StatsRecord[]>(session, 'automation.stats', { ...common, ...period.params }),
-      comparable
-        ? callApi<StatsRecord[]>(session, 'automation.stats', { ...common, ...period.previous.params })
-        : Promise.resolve(undefined),
+      periodOf(session, { ...common, ...period.params }),
+      comparable ? periodOf(session, { ...common, ...period.previous.params }) : Promise.resolve(undefined),
     ]);
     if (seq !== state.seq) return;
-    current = now;
+    current = now.records;
     state.days = current;
     if (current.length === 0) {
       const filters = filterWords(ids.length, common.trigger_id);
@@ -85,16 +109,16 @@ export async function reload(): Promise<void> {
       showEmpty(line, `${period.from} – ${period.to}`, filters, unfiltered?.days ?? 0);
       return;
     }
-    const totals = totalsOf(current);
-    whole = { totals, previous: previous && totalsOf(previous) };
+    const totals = now.totals;
+    whole = { totals, previous: previous?.totals };
     renderTotals(totals, whole.previous);
     renderCharts(
       { records: current, from: period.from, to: period.to, totals },
       previous && {
-        records: previous,
+        records: previous.records,
         from: period.previous.from,
         to: period.previous.to,
-        totals: totalsOf(previous),
+        totals: previous.totals,
       },
       list.currency,
     );
@@ -120,10 +144,6 @@ function filterWords(workflows: number, trigger: number | undefined): string | u
   return parts.length ? parts.join(' and ') : undefined;
 }
 
-/** The breakdown's calls, two per workflow: logged at debug by the service. */
-const fetchRecords = (session: Session, params: object) =>
-  callApi<StatsRecord[]>(session, 'automation.stats', params, 'breakdown');
-
 /** This period's and (when comparable) the previous period's totals for `params`. */
 async function figuresOf(
   session: Session,
@@ -131,11 +151,12 @@ async function figuresOf(
   period: ResolvedPeriod,
   comparable: boolean,
 ): Promise<Figures> {
+  // The breakdown's calls (four per workflow) are logged at debug by the service.
   const [now, before] = await Promise.all([
-    fetchRecords(session, { ...params, ...period.params }),
-    comparable ? fetchRecords(session, { ...params, ...period.previous.params }) : undefined,
+    periodOf(session, { ...params, ...period.params }, 'breakdown'),
+    comparable ? periodOf(session, { ...params, ...period.previous.params }, 'breakdown') : undefined,
   ]);
-  return { totals: totalsOf(now), previous: before && totalsOf(before) };
+  return { totals: now.totals, previous: before?.totals, records: now.records };
 }
 
 /**
@@ -195,7 +216,7 @@ const RECORD_COUNTS = [
 ] as const;
 
 /**
- * Two stats calls per workflow (this period and the previous one), a few workflows at a time; the total
+ * Per workflow, its days and exact money of this period and the previous one, a few workflows at a time; the total
  * row is `whole`, the answer the cards show (the same query: the ticked workflows, or all of the list's).
  */
 async function loadBreakdown(
@@ -228,11 +249,7 @@ async function loadBreakdown(
         ...(common.trigger_id ? { trigger_id: common.trigger_id } : {}),
       };
       try {
-        const [now, before] = await Promise.all([
-          fetchRecords(session, { ...params, ...period.params }),
-          comparable ? fetchRecords(session, { ...params, ...period.previous.params }) : undefined,
-        ]);
-        rows[i] = { workflow: w, totals: totalsOf(now), previous: before && totalsOf(before), records: now };
+        rows[i] = { workflow: w, ...(await figuresOf(session, params, period, comparable)) };
         done++;
         if (seq === state.seq) status.textContent = `Loading workflows… ${done}/${workflows.length}`;
       } catch (err) {
@@ -257,7 +274,6 @@ async function loadBreakdown(
     setState('error');
     return;
   }
-  state.breakdown = rows;
   const breakdown = {
     rows,
     other: other.other,

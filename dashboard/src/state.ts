@@ -1,8 +1,7 @@
 import type { AccountEntry, ListEntry, Session, WorkflowEntry } from './api.js';
 import type { StatsRecord } from './stats.js';
-import type { WorkflowRow } from './workflow-table.js';
 
-/** What the page knows: the session, the list chosen, and the figures shown (for the CSV exports). */
+/** What the page knows: the session, the list chosen, and the days shown (for the days' CSV export). */
 
 export interface State {
   session: Session | undefined;
@@ -12,7 +11,6 @@ export interface State {
   accounts: AccountEntry[];
   /** The records shown, for the CSV exports. */
   days: StatsRecord[];
-  breakdown: WorkflowRow[];
   /** Bumped on every reload: answers of an older reload are dropped. */
   seq: number;
 }
@@ -24,6 +22,5 @@ export const state: State = {
   workflows: [],
   accounts: [],
   days: [],
-  breakdown: [],
   seq: 0,
 };

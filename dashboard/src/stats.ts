@@ -1,7 +1,10 @@
-import type { StatsRecord } from '../../query-api/stats/record.js';
+import type { StatsRecord, StatsTotals } from '../../query-api/stats/record.js';
 
-/** automation.stats answer records (docs/api.md "Answer"): the server's own type (type-only: nothing is bundled). */
-export type { StatsRecord };
+/**
+ * automation.stats answer records (docs/api.md "Answer") and the automation.statsTotals answer (the
+ * period's exact money): the server's own types (type-only: nothing is bundled).
+ */
+export type { StatsRecord, StatsTotals };
 
 /**
  * Spam complaints, then the workflow steps' outcomes: the same run of counters at the end of the
@@ -32,7 +35,7 @@ export const COUNT_FIELDS = [
 ] as const;
 export type CountField = (typeof COUNT_FIELDS)[number];
 
-/** Purchases, then bounces and unsubscribes: the same run of columns in the day and the workflow CSVs. */
+/** Purchases, then bounces and unsubscribes: a run of the day columns. */
 export const PURCHASE_AND_LOSS_COLUMNS = [
   'purchase_count',
   'purchases_value_ron',

@@ -1,6 +1,7 @@
-import { callApi, type RenderAnswer } from './api.js';
+import { callApi, type RenderAnswer, type TemplateVariables } from './api.js';
 import { $, el, messageOf, show } from './dom.js';
 import { state } from './state.js';
+import { jsonProblem } from './json-problem.js';
 import { hasSample, sampleFor } from './template-samples.js';
 
 /** The width an email is laid out at: 600 px of content and its margins. */
@@ -25,6 +26,7 @@ export function renderAccountChoices(): void {
   // Not an error: many lists send no transactional email. Said as a fact, the form put away.
   $('tpl-form').hidden = none;
   show($('tpl-error'), undefined);
+  show($('tpl-warning'), undefined);
   show(
     $('tpl-note'),
     none ? 'This list has no SMTP account, so it has no transactional templates to preview.' : undefined,
@@ -62,6 +64,31 @@ function preheaderOf(html: string, props: Record<string, unknown> | null): strin
   return hidden?.textContent?.trim() ?? '';
 }
 
+/**
+ * A warning naming the fields the template reads that the params do not give (they render empty), or
+ * undefined when the params give them all. Fields of `{{#each}}` items are not listed by the API.
+ */
+export function missingWarning(variables: string[] | undefined, paramsText: string): string | undefined {
+  if (!variables) return undefined;
+  const params: unknown = paramsText.trim() === '' ? {} : JSON.parse(paramsText);
+  const missing = variables.filter((path) => valueAt(params, path.split('.')) === undefined);
+  if (missing.length === 0) return undefined;
+  return (
+    `The template uses ${missing.length === 1 ? 'a field' : `${missing.length} fields`} that the params ` +
+    `do not give, shown empty: ${missing.join(', ')}.`
+  );
+}
+
+/** The value at `path` in `value` (own properties only), or undefined when any step is absent. */
+function valueAt(value: unknown, path: string[]): unknown {
+  let at = value;
+  for (const key of path) {
+    if (at === null || typeof at !== 'object' || !Object.hasOwn(at, key)) return undefined;
+    at = (at as Record<string, unknown>)[key];
+  }
+  return at === null ? undefined : at;
+}
+
 /** Scales the frame down when its box is narrower than an email (phones); full size otherwise. */
 export function fitFrame(): void {
   const viewport = $('tpl-viewport');
@@ -78,17 +105,36 @@ export function fitFrame(): void {
 export async function renderTemplate(): Promise<void> {
   if (!state.session || !state.list) return;
   const button = $<HTMLButtonElement>('tpl-render');
+  // Bad JSON is caught here, where the line and column can be named (the API says only "not valid JSON").
+  const problem = jsonProblem($<HTMLTextAreaElement>('tpl-params').value);
+  if (problem) {
+    $('tpl-result').hidden = true;
+    show($('tpl-warning'), undefined);
+    show($('tpl-error'), `The params are not valid JSON: ${problem}`);
+    return;
+  }
   button.disabled = true;
   button.textContent = 'Rendering…';
   show($('tpl-error'), undefined);
+  show($('tpl-warning'), undefined);
+  const paramsText = $<HTMLTextAreaElement>('tpl-params').value;
+  const which = {
+    list_id: Number(state.list.list_id),
+    account_id: $<HTMLSelectElement>('tpl-account').value || undefined,
+    template_id: $<HTMLSelectElement>('tpl-template').value || undefined,
+  };
+  // The fields the template reads, asked beside the render; its failure only leaves the warning out
+  // (a template that does not parse fails the render too, which says why).
+  const variables = callApi<TemplateVariables>(state.session, 'transactional.templateVariables', which).catch(
+    () => undefined,
+  );
   try {
-    // params go as the text typed: the API parses it and names what is wrong (406).
+    // params go as the text typed (JSON, checked above): the API names what else is wrong (406).
     const answer = await callApi<RenderAnswer>(state.session, 'transactional.templateRender', {
-      list_id: Number(state.list.list_id),
-      account_id: $<HTMLSelectElement>('tpl-account').value || undefined,
-      template_id: $<HTMLSelectElement>('tpl-template').value || undefined,
-      params: $<HTMLTextAreaElement>('tpl-params').value,
+      ...which,
+      params: paramsText,
     });
+    show($('tpl-warning'), missingWarning((await variables)?.variables, paramsText));
     $('tpl-props').textContent = JSON.stringify(answer.props, null, 2);
     const props = answer.props ?? {};
     const text = (k: string) => (typeof props[k] === 'string' ? (props[k] as string) : '');
@@ -118,6 +164,7 @@ export async function renderTemplate(): Promise<void> {
     }
   } catch (err) {
     $('tpl-result').hidden = true;
+    show($('tpl-warning'), undefined);
     show($('tpl-error'), messageOf(err));
   } finally {
     button.disabled = false;

@@ -1,9 +1,11 @@
-import { COUNT_FIELDS, type CountField, type StatsRecord } from './stats.js';
+import { COUNT_FIELDS, type CountField, type StatsRecord, type StatsTotals } from './stats.js';
 
 /**
- * The period's totals. The only arithmetic the dashboard does on the API's numbers: sums over the days
- * the API answered, and the period's rates and AOV as ratios of those sums, rounded as the API rounds
- * (half away from zero, on integers — money in cents, never summed in binary floating point).
+ * The period's totals. The only arithmetic the dashboard does on the API's numbers: sums of counts over
+ * the days the API answered, and the period's rates as ratios of those sums, rounded as the API rounds
+ * (half away from zero, on integers). Money is not a sum of the days' amounts (each already rounded to
+ * the cent, so their sum can be cents off): revenue and AOV are automation.statsTotals' answer for the
+ * same query, the period's exact sum rounded once (`withExactMoney`).
  */
 export interface Totals {
   days: number;
@@ -43,6 +45,20 @@ export function totalsOf(records: readonly StatsRecord[]): Totals {
   return withRatios(records.length, counts, ron, eur);
 }
 
+/**
+ * `t` (a sum of the days' answer) with the period's money as automation.statsTotals answered it for
+ * the same query: exact revenue rounded once, AOV = exact revenue ÷ purchases rounded once.
+ */
+export function withExactMoney(t: Totals, money: StatsTotals): Totals {
+  return {
+    ...t,
+    revenueRonCents: toCents(money.purchases_value_ron),
+    revenueEurCents: toCents(money.purchases_value_eur),
+    aovRonCents: toCents(money.purchases_value_aov_ron),
+    aovEurCents: toCents(money.purchases_value_aov_eur),
+  };
+}
+
 /** Totals from counts and cents: the period's rates and AOV as ratios of the sums. */
 function withRatios(days: number, counts: Record<CountField, number>, ron: number, eur: number): Totals {
   const n = counts.purchase_count;
@@ -60,8 +76,9 @@ function withRatios(days: number, counts: Record<CountField, number>, ron: numbe
 
 /**
  * `whole` less `part`, where `part` is the API's answer for a subset of the workflows `whole` covers:
- * what the subset leaves out. Counts of records and money split exactly; a unique count becomes the
- * subscribers counted in `whole` on a day but in no workflow of `part` that day (never negative).
+ * what the subset leaves out. Counts of records split exactly; money is the difference of the two
+ * periods' totals, each rounded once (so within a cent of the exact remainder); a unique count becomes
+ * the subscribers counted in `whole` on a day but in no workflow of `part` that day (never negative).
  */
 export function minus(whole: Totals, part: Totals): Totals {
   const counts = Object.fromEntries(

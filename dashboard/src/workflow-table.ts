@@ -86,6 +86,7 @@ function cells(t: Totals, previous: Totals | undefined, noRates = false): HTMLEl
 }
 
 const nameOf = (w: WorkflowEntry) => `${w.name || 'Workflow'} (#${w.workflow_id})`;
+const OTHER_NAME = 'Other workflows (not in the catalog)';
 
 function compare(a: WorkflowRow, b: WorkflowRow): number {
   if (sort.key === 'workflow')
@@ -109,7 +110,7 @@ function header(): HTMLElement {
     ...keys.map((k) => {
       const th = el('th', undefined, { scope: 'col', 'data-col': k });
       if (sort.key === k) th.setAttribute('aria-sort', sort.dir);
-      const button = el('button', k === 'workflow' ? 'Workflow' : COLUMN_HEADERS[k], {
+      const button = el('button', k === 'workflow' ? TABLE_HEADINGS[0]! : COLUMN_HEADERS[k], {
         type: 'button',
         class: 'sort',
       });
@@ -178,7 +179,7 @@ function draw(): void {
   if (shown.other) {
     const other = el('tr', undefined, { 'data-key': 'other' });
     other.append(
-      nameCell('Other workflows (not in the catalog)', {
+      nameCell(OTHER_NAME, {
         title:
           'Activity of workflow ids the catalog has no name for. Unique columns: subscribers that only these workflows reached that day.',
       }),
@@ -199,6 +200,26 @@ function draw(): void {
   );
   focusableIfCut($('wf'));
 }
+
+/** A row of the table as shown: its name cell's text, its figures, and whether its rates show "—". */
+export interface ShownRow {
+  name: string;
+  totals: Totals;
+  noRates: boolean;
+}
+
+/** The table's rows in the order on screen (the sort chosen), then "Other workflows" and the total row. */
+export function shownRows(): ShownRow[] {
+  if (!shown) return [];
+  return [
+    ...sorted(shown.rows).map((r) => ({ name: nameOf(r.workflow), totals: r.totals, noRates: false })),
+    ...(shown.other ? [{ name: OTHER_NAME, totals: shown.other.totals, noRates: true }] : []),
+    { name: shown.allLabel, totals: shown.all.totals, noRates: false },
+  ];
+}
+
+/** The table's headings, as on screen: the CSV's header. */
+export const TABLE_HEADINGS = ['Workflow', ...DAY_COLUMNS.map((c) => COLUMN_HEADERS[c])];
 
 export function renderBreakdown(b: Breakdown): void {
   shown = b;

@@ -9,16 +9,18 @@ export interface ParamSpec {
   required?: true;
 }
 
+const STATS_PARAMS: readonly ParamSpec[] = [
+  { name: 'list_id', required: true },
+  { name: 'workflow_ids' },
+  { name: 'trigger_id' },
+  { name: 'start_date' },
+  { name: 'stop_date' },
+  { name: 'days' },
+  { name: 'month' },
+];
+
 export const SIGNATURES: Readonly<Record<string, readonly ParamSpec[]>> = {
-  'automation.stats': [
-    { name: 'list_id', required: true },
-    { name: 'workflow_ids' },
-    { name: 'trigger_id' },
-    { name: 'start_date' },
-    { name: 'stop_date' },
-    { name: 'days' },
-    { name: 'month' },
-  ],
+  'automation.stats': STATS_PARAMS,
   'transactional.templateRender': [
     { name: 'list_id', required: true },
     { name: 'account_id' },
@@ -30,6 +32,14 @@ export const SIGNATURES: Readonly<Record<string, readonly ParamSpec[]>> = {
   // Our own read-only catalog operations (query-api/catalog-ops.ts), for the dashboard.
   'automation.workflows': [{ name: 'list_id', required: true }],
   'transactional.templates': [{ name: 'list_id', required: true }],
+  // Our own: the period's exact money for the dashboard (query-api/stats/totals.ts), automation.stats's params.
+  'automation.statsTotals': STATS_PARAMS,
+  // Our own: the fields a template reads, for the preview (query-api/render/variables.ts).
+  'transactional.templateVariables': [
+    { name: 'list_id', required: true },
+    { name: 'account_id' },
+    { name: 'template_id', required: true },
+  ],
 };
 
 /** An operation without a table takes no positional params. */

@@ -13,6 +13,10 @@ import {
   renderResult,
   statsAnswer,
   statsParams,
+  statsTotals,
+  statsTotalsParams,
+  templateVariablesAnswer,
+  templateVariablesParams,
 } from './schemas.js';
 import {
   ANSWER_EXAMPLES,
@@ -137,6 +141,21 @@ const OPERATIONS: OperationDoc[] = [
     ],
   },
   {
+    name: 'automation.statsTotals',
+    summary: "The period's money, exact to the cent (for dashboards)",
+    description:
+      'An operation of this service (not of the platform): the params, checks and period of ' +
+      'automation.stats; one object with the purchases, revenue and AOV of the whole period, summed ' +
+      'exactly over its days and rounded once (a sum of the per-day answer can be cents off: each day ' +
+      'is rounded) (docs/api.md, "automation.statsTotals").',
+    params: statsTotalsParams,
+    answer: 'StatsTotals',
+    errors: [
+      [400, '407 (missing list_id) or 406 (invalid param, period too long or inverted, unreadable body)'],
+      ...COMMON_ERRORS.slice(1),
+    ],
+  },
+  {
     name: 'transactional.templateRender',
     summary: 'Render a stored transactional template',
     description:
@@ -152,6 +171,27 @@ const OPERATIONS: OperationDoc[] = [
       COMMON_ERRORS[2]!,
       COMMON_ERRORS[3]!,
       [422, '17007 (the template does not compile, fails while rendering, or exceeds the render limits)'],
+      COMMON_ERRORS[4]!,
+      [503, '17006 (the template store failed or timed out)'],
+    ],
+  },
+  {
+    name: 'transactional.templateVariables',
+    summary: 'The params fields a template reads (for the template preview)',
+    description:
+      'An operation of this service (not of the platform): the account and template as ' +
+      'transactional.templateRender finds them, with its checks and errors; the fields its content and ' +
+      'props read, from Handlebars\' own parser, never rendered (docs/api.md, "transactional.templateVariables").',
+    params: templateVariablesParams,
+    answer: 'TemplateVariables',
+    errors: [
+      [400, '407 (missing list_id or template_id) or 406 (invalid param, unreadable body)'],
+      COMMON_ERRORS[1]!,
+      [404, '17003 (no SMTP account for the list) or 17006 (template not found)'],
+      [409, '17004 (the SMTP account is inactive)'],
+      COMMON_ERRORS[2]!,
+      COMMON_ERRORS[3]!,
+      [422, '17007 (the template does not parse, or exceeds the render limits)'],
       COMMON_ERRORS[4]!,
       [503, '17006 (the template store failed or timed out)'],
     ],
@@ -459,6 +499,8 @@ export function openApiDocument(version: string): Record<string, unknown> {
       schemas: {
         Error: jsonSchema(errorObject, 'output'),
         StatsAnswer: jsonSchema(statsAnswer, 'output'),
+        StatsTotals: jsonSchema(statsTotals, 'output'),
+        TemplateVariables: jsonSchema(templateVariablesAnswer, 'output'),
         RenderResult: jsonSchema(renderResult, 'output'),
         ListAllAnswer: jsonSchema(listAllAnswer, 'output'),
         WorkflowsAnswer: jsonSchema(workflowsAnswer, 'output'),

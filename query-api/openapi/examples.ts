@@ -25,7 +25,8 @@ type JsonSchema = Record<string, unknown>;
 export interface ParamDoc {
   description: string;
   schema: JsonSchema;
-  example: unknown;
+  /** What /docs's "Try it out" prefills; none for a parameter another prefilled one overrides. */
+  example?: unknown;
   /** Array parameters: `workflow_ids=1,2` rather than repeated fields. */
   style?: 'form';
   explode?: false;
@@ -34,6 +35,12 @@ export interface ParamDoc {
 const ID = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
 const OPAQUE = { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$' };
 const NOT_GIVEN = ' A PHP-false value (`false`, `""`, `"0"`, `0`, `null`, …) means not given.';
+/**
+ * Which period parameter wins (docs/api.md "Period"). days and month have no example, so that /docs's
+ * "Try it out" prefills only the dates (a coherent period) and not two parameters the dates override.
+ */
+const PERIOD_RULE =
+  'Period: start_date/stop_date win over month, which wins over days; none of them: the last 30 days.';
 const DATE =
   "`YYYY-MM-DD`, `YYYY-MM-DD HH:MM:SS`, ISO 8601 with `T` and an offset, or (in a body) PHP's JSON " +
   'encoding of a DateTime; only the calendar date as written counts.';
@@ -80,7 +87,8 @@ export const QUERY_PARAM_DOCS: Record<string, ParamDoc> = {
     description:
       'First date of the period, in the list time zone: ' +
       DATE +
-      ' Without stop_date, the period ends today.' +
+      ' Without stop_date, the period ends today. ' +
+      PERIOD_RULE +
       NOT_GIVEN,
     schema: { type: 'string' },
     example: '2026-11-01',
@@ -89,26 +97,26 @@ export const QUERY_PARAM_DOCS: Record<string, ParamDoc> = {
     description:
       'Last date of the period, inclusive: ' +
       DATE +
-      ' Without start_date, the period is its last 30 days.' +
+      ' Without start_date, the period is its last 30 days. ' +
+      PERIOD_RULE +
       NOT_GIVEN,
     schema: { type: 'string' },
     example: '2026-11-07',
   },
   days: {
     description:
-      'The last N days including today (list time zone), 1..MAX_PERIOD_DAYS (default 731); used when ' +
-      'no date and no month is given.' +
+      'The last N days including today (list time zone), 1..MAX_PERIOD_DAYS (default 731), e.g. `7`. ' +
+      PERIOD_RULE +
       NOT_GIVEN,
     schema: { type: 'integer', minimum: 1 },
-    example: 7,
   },
   month: {
     description:
-      'A whole month: `YYYY-MM`, or 1..12 for the most recent such month that has begun (`12` asked in ' +
-      'November 2026 is December 2025); used when no date is given.' +
+      'A whole month: `YYYY-MM`, e.g. `2026-10`, or 1..12 for the most recent such month that has begun ' +
+      '(`12` asked in November 2026 is December 2025). ' +
+      PERIOD_RULE +
       NOT_GIVEN,
     schema: { type: 'string', pattern: '^\\s*(\\d{1,2}|\\d{4}-(0[1-9]|1[0-2]))\\s*$' },
-    example: '2026-10',
   },
   template_id: {
     description: 'The stored template: 1–128 characters of `[A-Za-z0-9_.:-]`.',
@@ -141,11 +149,13 @@ export const QUERY_PARAM_DOCS: Record<string, ParamDoc> = {
 /** A JSON body by name, per operation (docs/api.md's examples, on the demo tenant). */
 export const REQUEST_EXAMPLES: Record<string, Record<string, unknown>> = {
   'automation.stats': { list_id: 1, days: 7 },
+  'automation.statsTotals': { list_id: 1, days: 7 },
   'transactional.templateRender': {
     list_id: 2,
     template_id: 'welcome-text',
     params: { name: 'Ana', list: 'Demo Newsletter' },
   },
+  'transactional.templateVariables': { list_id: 2, template_id: 'welcome-text' },
   'list.all': {},
   'automation.workflows': { list_id: 1 },
   'transactional.templates': { list_id: 1 },
@@ -186,12 +196,29 @@ export const ANSWER_EXAMPLES: Record<string, unknown> = {
       list_id: '1',
     },
   ],
+  'automation.statsTotals': {
+    list_id: '1',
+    currency: 'RON',
+    start_date: '2026-11-14',
+    stop_date: '2026-11-20',
+    days: 7,
+    purchase_count: 41,
+    purchases_value_ron: 12045.37,
+    purchases_value_eur: 2409.07,
+    formatted_revenue_ron: '12.045,37',
+    formatted_revenue_eur: '2.409,07',
+    purchases_value_aov_ron: 293.79,
+    formatted_value_aov_ron: '293,79',
+    purchases_value_aov_eur: 58.76,
+    formatted_value_aov_eur: '58,76',
+  },
   'transactional.templateRender': {
     content: 'Hello Ana, welcome to Demo Newsletter!',
     engine: 'handlebars',
     type: 'text',
     props: null,
   },
+  'transactional.templateVariables': { variables: ['name', 'list'] },
   'list.all': [
     { list_id: '1', list_name: 'Demo Shop', timezone: 'Europe/Bucharest', currency: 'RON' },
     { list_id: '2', list_name: 'Demo Newsletter', timezone: 'Europe/London', currency: 'EUR' },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { RenderResult } from '../render/engine.js';
-import type { StatsRecord } from '../stats/record.js';
+import type { TemplateVariables } from '../render/variables.js';
+import type { StatsRecord, StatsTotals } from '../stats/record.js';
 import { AccountEntry, WorkflowEntry } from '../catalog-ops.js';
 import { ListEntry } from '../lists/handler.js';
 
@@ -67,6 +68,9 @@ export const statsParams = z
   .describe(
     'automation.stats parameters (by name; the PHP client may send them as __0__…__6__ in this order)',
   );
+export const statsTotalsParams = statsParams.describe(
+  'automation.statsTotals parameters: those of automation.stats (by name, or __0__…__6__ in this order)',
+);
 
 export const renderParams = z
   .object({
@@ -85,6 +89,25 @@ export const renderParams = z
       .describe('Values for the template (at most 20 levels deep)'),
   })
   .describe('transactional.templateRender parameters (by name, or __0__…__4__ in this order)');
+
+export const templateVariablesParams = z
+  .object({
+    list_id: id,
+    account_id: z.union([opaque, phpFalse]).optional().describe("Default: the list's default SMTP account"),
+    template_id: opaque,
+  })
+  .describe('transactional.templateVariables parameters (by name, or __0__…__2__ in this order)');
+
+export const templateVariablesAnswer = z
+  .object({
+    variables: z
+      .array(z.string())
+      .describe(
+        'Dotted paths from the root of the params (e.g. "order.id"), in the order the template first reads ' +
+          'them; fields of {{#each}} items left out',
+      ),
+  })
+  .strict();
 
 export const listAllParams = z.object({}).describe('list.all takes no parameters');
 
@@ -134,6 +157,36 @@ export const statsAnswer = z
   .array(statsRecord)
   .describe('One record per date with at least one matching record, ascending by date');
 
+export const statsTotals = z
+  .object({
+    list_id: z.string().regex(/^\d+$/),
+    currency: z.string(),
+    start_date: z
+      .string()
+      .regex(/^\d{4}-\d{2}-\d{2}$/)
+      .describe('First date of the resolved period'),
+    stop_date: z
+      .string()
+      .regex(/^\d{4}-\d{2}-\d{2}$/)
+      .describe('Last date of the resolved period'),
+    days: count.describe('Dates with at least one matching record (the automation.stats answer’s length)'),
+    purchase_count: count,
+    purchases_value_ron: decimal2.describe('The exact sum over the period, rounded once'),
+    purchases_value_eur: decimal2.describe('The exact sum over the period, rounded once'),
+    formatted_revenue_ron: formatted,
+    formatted_revenue_eur: formatted,
+    purchases_value_aov_ron: decimal2.describe(
+      'Exact revenue sum ÷ purchase_count, rounded once; 0 without purchases',
+    ),
+    formatted_value_aov_ron: formatted,
+    purchases_value_aov_eur: decimal2.describe(
+      'Exact revenue sum ÷ purchase_count, rounded once; 0 without purchases',
+    ),
+    formatted_value_aov_eur: formatted,
+  })
+  .strict()
+  .describe("The period's money, summed exactly over its days and rounded once");
+
 export const renderResult = z
   .object({
     content: z.string(),
@@ -173,5 +226,9 @@ export const ingestAnswer = z
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const sameStats: Same<z.infer<typeof statsRecord>, StatsRecord> = true;
 const sameRender: Same<z.infer<typeof renderResult>, RenderResult> = true;
+const sameTotals: Same<z.infer<typeof statsTotals>, StatsTotals> = true;
 void sameStats;
+void sameTotals;
+const sameVariables: Same<z.infer<typeof templateVariablesAnswer>, TemplateVariables> = true;
+void sameVariables;
 void sameRender;

@@ -48,7 +48,7 @@ const OPAQUE_ID_RULE = 'must be 1-128 characters of [A-Za-z0-9_.:-]';
  * account_id / template_id (docs/api.md "Addressing"): opaque strings of 1–128 `[A-Za-z0-9_.:-]`. A JSON number
  * (a client that stores ids as integers) is taken as its decimal string.
  */
-function opaqueId(params: RawParams, name: string): string | undefined {
+export function opaqueId(params: RawParams, name: string): string | undefined {
   const v = params[name];
   if (!given(v)) return undefined;
   const s = typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? String(v) : v;
@@ -119,26 +119,15 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 }
 
 /**
- * transactional.templateRender (docs/api.md "Errors", "transactional.templateRender"):
- * 407 → 406 → 101 → 17003 / 17004 → 17006 → 17007 → `{content, engine, type, props}`, as a JsonAnswer
- * (its JSON bytes; the object through value() or toJSON()).
+ * The list's template to render (after authorize()): 17003 / 17004 → 17006 (docs/api.md "Errors").
+ * Shared with transactional.templateVariables (./variables.ts).
  */
-export async function transactionalTemplateRender(
-  deps: RenderDeps,
-  caller: Caller,
-  params: RawParams,
-): Promise<JsonAnswer<RenderResult>> {
-  // Every required param's presence first, then every param's validity.
-  if (!given(params.list_id)) throw missingParam('list_id');
-  if (!given(params.template_id)) throw missingParam('template_id');
-  const listId = requiredId(params, 'list_id');
-  const templateId = opaqueId(params, 'template_id')!;
-  const accountId = opaqueId(params, 'account_id');
-  templateEngine(params);
-  const values = renderParams(params);
-
-  await authorize(deps.catalog, caller.userId, caller.apiKey, listId);
-
+export async function lookupTemplate(
+  deps: Pick<RenderDeps, 'catalog' | 'log' | 'templateFetchTimeoutMs'>,
+  listId: number,
+  templateId: string,
+  accountId: string | undefined,
+) {
   const [list, accounts] = await Promise.all([deps.catalog.list(listId), deps.catalog.accounts(listId)]);
   if (!list) throw notAllowed(listId); // only if the list vanished since authorize() saw it
   const account = resolveAccount(accounts, accountId);
@@ -162,6 +151,31 @@ export async function transactionalTemplateRender(
     );
   }
   if (!template || template.deleted) throw templateNotFetched(404, `template ${templateId} not found`);
+  return { list, account, template };
+}
+
+/**
+ * transactional.templateRender (docs/api.md "Errors", "transactional.templateRender"):
+ * 407 → 406 → 101 → 17003 / 17004 → 17006 → 17007 → `{content, engine, type, props}`, as a JsonAnswer
+ * (its JSON bytes; the object through value() or toJSON()).
+ */
+export async function transactionalTemplateRender(
+  deps: RenderDeps,
+  caller: Caller,
+  params: RawParams,
+): Promise<JsonAnswer<RenderResult>> {
+  // Every required param's presence first, then every param's validity.
+  if (!given(params.list_id)) throw missingParam('list_id');
+  if (!given(params.template_id)) throw missingParam('template_id');
+  const listId = requiredId(params, 'list_id');
+  const templateId = opaqueId(params, 'template_id')!;
+  const accountId = opaqueId(params, 'account_id');
+  templateEngine(params);
+  const values = renderParams(params);
+
+  await authorize(deps.catalog, caller.userId, caller.apiKey, listId);
+
+  const { list, account, template } = await lookupTemplate(deps, listId, templateId, accountId);
 
   const input: RenderInput = {
     template: {

@@ -1,7 +1,8 @@
 import type { Catalog } from '../../shared/catalog/catalog.js';
 import type { Db } from '../../shared/clickhouse/client.js';
 import type { CurrentGenerations } from '../../shared/clickhouse/generations.js';
-import { readDailyStats } from '../../shared/clickhouse/stats-store.js';
+import type { DayCounters } from '../../shared/clickhouse/schema.js';
+import { readDailyStats, type StatsQuery } from '../../shared/clickhouse/stats-store.js';
 import { authorize } from '../api12/auth.js';
 import type { Caller } from '../api12/operation.js';
 import { JsonAnswer } from '../api12/json-answer.js';
@@ -44,16 +45,24 @@ const zoneFree = (p: PeriodParams) =>
     ? p.stopDate !== undefined
     : p.stopDate !== undefined || (p.month !== undefined && p.month.year !== undefined);
 
+/** A stats request read and authorised: the query it asks, and the list's currency. */
+export interface StatsRequest {
+  listId: number;
+  query: StatsQuery;
+  currency: string;
+}
+
 /**
- * automation.stats: 407 → 406 → 101 → checks that depend on the list → answer (docs/api.md "Errors", "automation.stats").
- * A period that depends on the list's zone is resolved only after authorize(): before it, a 406 for a
- * list behind UTC and a 101 for an unknown one would tell an outsider that the list exists and its zone.
+ * The intake every stats-shaped operation shares: 407 → 406 → 101 → checks that depend on the list
+ * (docs/api.md "Errors", "automation.stats"). A period that depends on the list's zone is resolved only
+ * after authorize(): before it, a 406 for a list behind UTC and a 101 for an unknown one would tell an
+ * outsider that the list exists and its zone.
  */
-export async function automationStats(
+export async function statsRequest(
   deps: StatsDeps,
   caller: Caller,
   params: RawParams,
-): Promise<JsonAnswer<StatsRecord[]>> {
+): Promise<StatsRequest> {
   const listId = requiredId(params, 'list_id');
   const workflowIds = optionalIdList(params, 'workflow_ids', MAX_WORKFLOW_IDS) ?? null;
   const triggerId = optionalId(params, 'trigger_id') ?? null;
@@ -72,12 +81,22 @@ export async function automationStats(
   const list = await deps.catalog.list(listId);
   const period =
     fixed ?? resolvePeriod(periodParams, list?.timezone ?? deps.defaultTimezone, deps.maxPeriodDays);
-  const query = { listId, workflowIds, triggerId, ...period };
-  const currency = list?.currency ?? 'RON';
-  const answer = async () => {
-    const days =
-      (await deps.dayRows?.rows(query)) ?? (await readDailyStats(deps.db, query, deps.generations));
-    return JsonAnswer.from(days.map((d) => toStatsRecord(d, listId, currency)));
-  };
+  return { listId, query: { listId, workflowIds, triggerId, ...period }, currency: list?.currency ?? 'RON' };
+}
+
+/** The query's per-day rows, money as exact decimal text: from memory when held, else one engine read. */
+export async function statsDays(deps: StatsDeps, query: StatsQuery): Promise<DayCounters[]> {
+  return (await deps.dayRows?.rows(query)) ?? (await readDailyStats(deps.db, query, deps.generations));
+}
+
+/** automation.stats: the request's per-day rows, each shaped and rounded as the answer's record. */
+export async function automationStats(
+  deps: StatsDeps,
+  caller: Caller,
+  params: RawParams,
+): Promise<JsonAnswer<StatsRecord[]>> {
+  const { listId, query, currency } = await statsRequest(deps, caller, params);
+  const answer = async () =>
+    JsonAnswer.from((await statsDays(deps, query)).map((d) => toStatsRecord(d, listId, currency)));
   return deps.cache ? deps.cache.read(query, currency, answer) : answer();
 }

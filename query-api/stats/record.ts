@@ -1,6 +1,7 @@
 /**
- * The wire shape of the `automation.stats` answer, and nothing else: no imports, no code, so that the
- * dashboard (a browser app that must not import server code) can import this type alone, as a type.
+ * The wire shapes of the `automation.stats` and `automation.statsTotals` answers, and nothing else: no
+ * imports, no code, so that the dashboard (a browser app that must not import server code) can import
+ * these types alone, as types.
  */
 
 /** One element of the `automation.stats` answer: exactly the seed's fields, in its order. */
@@ -34,4 +35,28 @@ export interface StatsRecord {
   opens_unique_percent: number;
   clicks_unique_percent: number;
   list_id: string;
+}
+
+/**
+ * The `automation.statsTotals` answer (an operation of this service, for the dashboard): the period's
+ * money as one exact decimal sum over its days, rounded once (half away from zero), where summing the
+ * stats answer's per-day amounts would add each day's rounding.
+ */
+export interface StatsTotals {
+  list_id: string;
+  currency: string;
+  /** The resolved period (list time zone), inclusive. */
+  start_date: string;
+  stop_date: string;
+  /** Dates with at least one matching record (the stats answer's length). */
+  days: number;
+  purchase_count: number;
+  purchases_value_ron: number;
+  purchases_value_eur: number;
+  formatted_revenue_ron: string;
+  formatted_revenue_eur: string;
+  purchases_value_aov_ron: number;
+  formatted_value_aov_ron: string;
+  purchases_value_aov_eur: number;
+  formatted_value_aov_eur: string;
 }

@@ -51,6 +51,9 @@ const int = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, '.');
 const cents = (c: number) => `${int(Math.trunc(c / 100))},${String(c % 100).padStart(2, '0')}`;
 const sum = (rows: any[], f: string) => rows.reduce((a, r) => a + r[f], 0);
 const sumCents = (rows: any[], f: string) => rows.reduce((a, r) => a + Math.round(r[f] * 100), 0);
+/** The period's money for a query: automation.statsTotals (the exact sum, rounded once). */
+const moneyOf = (params: object) => api('automation.statsTotals', params);
+const toCents = (v: number) => Math.round(v * 100);
 /** Σ a ÷ Σ b × 100, to 2 decimals, as the API rounds (half away from zero). */
 const rate = (rows: any[], part: string) => {
   const whole = sum(rows, 'sends_unique');
@@ -71,17 +74,14 @@ async function tick(ids: number[]): Promise<void> {
   await loaded(page);
 }
 
-/** A row of the per-workflow table equals `rows` (the API's answer for that row's query). */
-async function expectRowEquals(key: string, rows: any[], rates = true): Promise<void> {
+/** A row of the per-workflow table equals `rows` and `money` (the API's answers for that row's query). */
+async function expectRowEquals(key: string, rows: any[], money: any, rates = true): Promise<void> {
   expect(await cell(key, 'sends_unique'), `${key}: sends_unique`).toBe(int(sum(rows, 'sends_unique')));
   expect(await cell(key, 'sends_total'), `${key}: sends_total`).toBe(int(sum(rows, 'sends_total')));
   expect(await cell(key, 'purchase_count'), `${key}: purchases`).toBe(int(sum(rows, 'purchase_count')));
-  expect(await cell(key, 'purchases_value_ron'), `${key}: revenue RON`).toBe(
-    cents(sumCents(rows, 'purchases_value_ron')),
-  );
-  expect(await cell(key, 'purchases_value_eur'), `${key}: revenue EUR`).toBe(
-    cents(sumCents(rows, 'purchases_value_eur')),
-  );
+  expect(money.purchase_count, `${key}: the two answers agree`).toBe(sum(rows, 'purchase_count'));
+  expect(await cell(key, 'purchases_value_ron'), `${key}: revenue RON`).toBe(money.formatted_revenue_ron);
+  expect(await cell(key, 'purchases_value_eur'), `${key}: revenue EUR`).toBe(money.formatted_revenue_eur);
   if (rates)
     expect(await cell(key, 'opens_unique_percent'), `${key}: open rate`).toBe(rate(rows, 'opens_unique'));
 }
@@ -183,19 +183,22 @@ afterAll(async () => {
 describe('one screen, one truth', () => {
   it('the total row of a workflow subset is the API’s answer for that subset, as the cards are', async () => {
     await tick([1, 2, 3]);
-    const set: any[] = await api('automation.stats', { list_id: 1, days: 30, workflow_ids: [1, 2, 3] });
-    await expectRowEquals('total', set);
+    const setQuery = { list_id: 1, days: 30, workflow_ids: [1, 2, 3] };
+    const set: any[] = await api('automation.stats', setQuery);
+    const setMoney = await moneyOf(setQuery);
+    await expectRowEquals('total', set, setMoney);
     // The cards show the same query.
     expect(await kpi('sends')).toBe(int(sum(set, 'sends_total')));
     expect(await kpi('sends-unique')).toBe(int(sum(set, 'sends_unique')));
     expect(await kpi('open-rate')).toBe(`${rate(set, 'opens_unique')} %`);
-    expect(await kpi('revenue-ron')).toBe(cents(sumCents(set, 'purchases_value_ron')));
+    expect(await kpi('revenue-ron')).toBe(setMoney.formatted_revenue_ron);
     // Each row is its own workflow's answer; their unique sends add up to more than the set's (a
     // subscriber reached by two workflows on a day): a sum of the rows would contradict the API.
     let rowsUnique = 0;
     for (const w of [1, 2, 3]) {
-      const rows: any[] = await api('automation.stats', { list_id: 1, days: 30, workflow_ids: [w] });
-      await expectRowEquals(String(w), rows);
+      const query = { list_id: 1, days: 30, workflow_ids: [w] };
+      const rows: any[] = await api('automation.stats', query);
+      await expectRowEquals(String(w), rows, await moneyOf(query));
       rowsUnique += sum(rows, 'sends_unique');
     }
     expect(rowsUnique).toBeGreaterThan(sum(set, 'sends_unique'));
@@ -215,13 +218,17 @@ describe('one screen, one truth', () => {
     });
     const unnamed: any[] = await api('automation.stats', { list_id: 1, days: 30, workflow_ids: [UNNAMED] });
     expect(sumCents(unnamed, 'purchases_value_ron')).toBe(1_000_000);
-    await expectRowEquals('total', all);
-    expect(await kpi('revenue-ron')).toBe(cents(sumCents(all, 'purchases_value_ron')));
+    const [allMoney, namedMoney] = [
+      await moneyOf({ list_id: 1, days: 30 }),
+      await moneyOf({ list_id: 1, days: 30, workflow_ids: [1, 2, 3, 4, 5] }),
+    ];
+    await expectRowEquals('total', all, allMoney);
+    expect(await kpi('revenue-ron')).toBe(allMoney.formatted_revenue_ron);
     // "Other": all workflows less the named ones, as one query each.
     for (const f of ['sends_total', 'purchase_count'])
       expect(await cell('other', f), f).toBe(int(sum(all, f) - sum(named, f)));
     expect(await cell('other', 'purchases_value_ron')).toBe(
-      cents(sumCents(all, 'purchases_value_ron') - sumCents(named, 'purchases_value_ron')),
+      cents(toCents(allMoney.purchases_value_ron) - toCents(namedMoney.purchases_value_ron)),
     );
     expect(await cell('other', 'sends_unique')).toBe(
       int(sum(all, 'sends_unique') - sum(named, 'sends_unique')),
@@ -247,8 +254,9 @@ describe('one screen, one truth', () => {
       .locator('#wf tbody tr')
       .evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).dataset.key));
     expect(keys).toEqual(['3']);
-    const one: any[] = await api('automation.stats', { list_id: 1, days: 30, workflow_ids: [3] });
-    await expectRowEquals('total', one);
+    const oneQuery = { list_id: 1, days: 30, workflow_ids: [3] };
+    const one: any[] = await api('automation.stats', oneQuery);
+    await expectRowEquals('total', one, await moneyOf(oneQuery));
     expect(await page.locator('#workflow-count').innerText()).toContain('1 of 5 ticked');
     await page.fill('#workflow-search', '');
     await page.click('#workflows-none');
@@ -315,10 +323,12 @@ describe('one screen, one truth', () => {
       whole === 0 ? '—' : cents(Math.round((part * 10_000) / whole));
     const expected: Record<string, Record<string, string>> = {};
     for (const w of [1, 2, 3, 4, 5]) {
-      const rows: any[] = await api('automation.stats', { list_id: 1, days: 30, workflow_ids: [w] });
+      const query = { list_id: 1, days: 30, workflow_ids: [w] };
+      const rows: any[] = await api('automation.stats', query);
+      const revenue = toCents((await moneyOf(query)).purchases_value_ron);
       const [su, st] = [sum(rows, 'sends_unique'), sum(rows, 'sends_total')];
       expected[w] = {
-        revenuePerRecipientCents: su ? cents(Math.round(sumCents(rows, 'purchases_value_ron') / su)) : '—',
+        revenuePerRecipientCents: su ? cents(Math.round(revenue / su)) : '—',
         orderRate: pct(sum(rows, 'purchase_count'), su),
         openRate: pct(sum(rows, 'opens_unique'), su),
         clickRate: pct(sum(rows, 'clicks_unique'), su),

@@ -42,7 +42,6 @@ async function api(operation: string, params: object, key: string = DEMO.apiKey)
 const int = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, '.');
 const cents = (c: number) => `${int(Math.trunc(c / 100))},${String(c % 100).padStart(2, '0')}`;
 const sum = (rows: any[], f: string) => rows.reduce((a, r) => a + r[f], 0);
-const sumCents = (rows: any[], f: string) => rows.reduce((a, r) => a + Math.round(r[f] * 100), 0);
 
 const kpi = (key: string) => page.locator(`[data-kpi="${key}"] .kpi-value`).innerText();
 const kpiChange = (key: string) => page.locator(`[data-kpi="${key}"] .kpi-change`).innerText();
@@ -55,11 +54,12 @@ async function expectShownEqualsApi(params: object, previous: object | undefined
   expect(await kpi('purchases')).toBe(int(sum(rows, 'purchase_count')));
   expect(await kpi('bounces')).toBe(int(sum(rows, 'bounce_total')));
   expect(await kpi('unsubscribes')).toBe(int(sum(rows, 'unsub_total')));
-  const ron = sumCents(rows, 'purchases_value_ron');
-  expect(await kpi('revenue-ron')).toBe(cents(ron));
-  expect(await kpi('revenue-eur')).toBe(cents(sumCents(rows, 'purchases_value_eur')));
-  const purchases = sum(rows, 'purchase_count');
-  expect(await kpi('aov-ron')).toBe(cents(purchases ? Math.round(ron / purchases) : 0));
+  // Money: the period's exact sum rounded once, as automation.statsTotals answers it for the same query.
+  const money = await api('automation.statsTotals', params);
+  expect(money.purchase_count).toBe(sum(rows, 'purchase_count'));
+  expect(await kpi('revenue-ron')).toBe(money.formatted_revenue_ron);
+  expect(await kpi('revenue-eur')).toBe(money.formatted_revenue_eur);
+  expect(await kpi('aov-ron')).toBe(money.purchase_count ? money.formatted_value_aov_ron : '—');
   const sends = sum(rows, 'sends_unique');
   const rate = sends ? Math.round((sum(rows, 'opens_unique') * 10_000) / sends) : 0;
   expect(await kpi('open-rate')).toBe(`${cents(rate)} %`);
@@ -291,8 +291,13 @@ describe('dashboard in Chromium (demo tenant)', () => {
       expect(await row.locator('td[data-col="sends_total"] .v').innerText()).toBe(
         int(sum(rows, 'sends_total')),
       );
+      const money = await api('automation.statsTotals', {
+        list_id: 1,
+        days: 30,
+        workflow_ids: [w.workflow_id],
+      });
       expect(await row.locator('td[data-col="purchases_value_ron"] .v').innerText()).toBe(
-        cents(sumCents(rows, 'purchases_value_ron')),
+        money.formatted_revenue_ron,
       );
     }
   });
@@ -314,61 +319,47 @@ describe('dashboard in Chromium (demo tenant)', () => {
     );
   });
 
-  it('exports the per-workflow table as CSV with one stats call per workflow', async () => {
+  it('exports the per-workflow table as CSV: the table’s headings, columns and rows, the API’s figures', async () => {
     const workflows: any[] = await api('automation.workflows', { list_id: 1 });
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-workflows')]);
     const today = todayIn('Europe/Bucharest');
     expect(download.suggestedFilename()).toBe(`mailstats-list1-${shift(today, -29)}_${today}-workflows.csv`);
     const csv = parseCsv(readFileSync((await download.path())!, 'utf8'));
     const header = csv[0]!;
-    expect(header).toEqual([
-      'workflow_id',
-      'workflow_name',
-      'sends_total',
-      'sends_unique',
-      'opens_unique',
-      'opens_unique_percent',
-      'clicks_unique',
-      'clicks_unique_percent',
-      'purchase_count',
-      'purchases_value_ron',
-      'purchases_value_eur',
-      'purchases_value_aov_ron',
-      'purchases_value_aov_eur',
-      'bounce_total',
-      'unsub_total',
-    ]);
-    expect(csv.slice(1).map((r) => r[0])).toEqual(workflows.map((w) => String(w.workflow_id)));
+    const onScreen = await page
+      .locator('#wf thead th')
+      .evaluateAll((ths) => ths.map((th) => (th as HTMLElement).innerText.trim()));
+    expect(header).toEqual(onScreen);
+    // The workflows in the table's order (by name), then the total row.
+    expect(csv.slice(1, -1).map((r) => r[0])).toEqual(workflows.map((w) => `${w.name} (#${w.workflow_id})`));
+    expect(csv.at(-1)![0]).toBe('All workflows of the list, together');
     const pct = (part: number, whole: number) => (whole ? Math.round((part * 10_000) / whole) / 100 : 0);
     for (const [i, w] of workflows.entries()) {
-      const rows: any[] = await api('automation.stats', {
-        list_id: 1,
-        days: 30,
-        workflow_ids: [w.workflow_id],
-      });
-      const purchases = sum(rows, 'purchase_count');
-      const [ron, eur] = [sumCents(rows, 'purchases_value_ron'), sumCents(rows, 'purchases_value_eur')];
-      const expected: Record<string, number | string> = {
-        workflow_id: w.workflow_id,
-        workflow_name: w.name,
-        sends_total: sum(rows, 'sends_total'),
-        sends_unique: sum(rows, 'sends_unique'),
-        opens_unique: sum(rows, 'opens_unique'),
-        opens_unique_percent: pct(sum(rows, 'opens_unique'), sum(rows, 'sends_unique')),
-        clicks_unique: sum(rows, 'clicks_unique'),
-        clicks_unique_percent: pct(sum(rows, 'clicks_unique'), sum(rows, 'sends_unique')),
-        purchase_count: purchases,
-        purchases_value_ron: ron / 100,
-        purchases_value_eur: eur / 100,
-        purchases_value_aov_ron: (purchases ? Math.round(ron / purchases) : 0) / 100,
-        purchases_value_aov_eur: (purchases ? Math.round(eur / purchases) : 0) / 100,
-        bounce_total: sum(rows, 'bounce_total'),
-        unsub_total: sum(rows, 'unsub_total'),
+      const params = { list_id: 1, days: 30, workflow_ids: [w.workflow_id] };
+      const rows: any[] = await api('automation.stats', params);
+      const money = await api('automation.statsTotals', params);
+      const expected: Record<string, number> = {
+        'Sends (total)': sum(rows, 'sends_total'),
+        'Sends (unique)': sum(rows, 'sends_unique'),
+        'Opens (unique)': sum(rows, 'opens_unique'),
+        'Open rate % (unique opens ÷ unique sends)': pct(
+          sum(rows, 'opens_unique'),
+          sum(rows, 'sends_unique'),
+        ),
+        'Clicks (unique)': sum(rows, 'clicks_unique'),
+        'Purchases (total)': sum(rows, 'purchase_count'),
+        'Revenue RON': money.purchases_value_ron,
+        'Revenue EUR': money.purchases_value_eur,
+        'AOV RON (revenue ÷ purchases)': money.purchases_value_aov_ron,
+        'Bounces (total)': sum(rows, 'bounce_total'),
+        'Unsubscribes (total)': sum(rows, 'unsub_total'),
+        'Actions failed': sum(rows, 'actions_failed'),
       };
       const line = csv[i + 1]!;
       expect(line.length).toBe(header.length);
-      header.forEach((h, j) => expect(line[j], `workflow ${w.workflow_id} ${h}`).toBe(String(expected[h])));
-      expect(expected.sends_total).toBeGreaterThan(0);
+      for (const [h, v] of Object.entries(expected))
+        expect(line[header.indexOf(h)], `workflow ${w.workflow_id} ${h}`).toBe(String(v));
+      expect(expected['Sends (total)']).toBeGreaterThan(0);
     }
   });
 
@@ -614,9 +605,12 @@ describe('dashboard in Chromium (demo tenant)', () => {
       params: '{"customer": ',
     });
     expect(bad.code).toBe(406);
+    // The API refuses it without saying where; the page says where before asking it.
     await page.fill('#tpl-params', '{"customer": ');
     await page.click('#tpl-render');
-    await expect.poll(() => page.locator('#tpl-error').textContent()).toBe(`${bad.message} (code 406)`);
+    await expect
+      .poll(() => page.locator('#tpl-error').textContent())
+      .toMatch(/^The params are not valid JSON: line 1, column 14: \S/);
     expect(await page.locator('#tpl-result').isHidden()).toBe(true);
   });
 

@@ -6,7 +6,9 @@
 /** Every operation under /api/1.2/rest/{user_id}/{api_key}/. */
 export const REST_OPERATIONS = [
   'automation.stats',
+  'automation.statsTotals',
   'transactional.templateRender',
+  'transactional.templateVariables',
   'list.all',
   'automation.workflows',
   'transactional.templates',
