@@ -13,7 +13,7 @@ import {
 import { startTestService, tenant, type TestService } from '../support/service.js';
 
 /**
- * Money exact to the cent (issue 33, point 3) and the per-workflow CSV as the table on screen (point 10).
+ * Money exact to the cent and the per-workflow CSV as the table on screen.
  * Every day of ten, workflow 1 takes 1.0050 RON / 0.2010 EUR and workflow 2 takes 2.0000 RON /
  * 0.4000 EUR: the API rounds each day (3.0050 → 3,01; 0.6010 → 0,60), so adding its days gives 30,10 RON
  * and 6,00 EUR where the period holds 30,05 RON and 6,01 EUR. The previous period holds five days of

@@ -223,7 +223,7 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
       );
     const rows: any[] = await api('automation.stats', { list_id: SPARSE, days: 30 });
     const sends = rows.reduce((a, r) => a + r.sends_unique, 0);
-    // Dates as the page writes every date (issue 33: one format on the screen).
+    // Dates as the page writes every date: one format on the screen.
     expect(legend[0]).toEqual(['Date', `${shift(today, -29)} – ${today}`]);
     expect(legend[1]).toEqual(['Sends (unique)', `${sends} in all`]);
     for (const [label, value] of legend) {

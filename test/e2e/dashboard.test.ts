@@ -243,7 +243,7 @@ describe('dashboard in Chromium (demo tenant)', () => {
       'Clicks (unique)',
       'Sends (unique), previous period',
     ]);
-    // One currency at a time: the list's own (issue 33).
+    // One currency at a time: the list's own.
     expect(before.revenue.legend).toEqual(['Date', 'RON', 'RON, previous period']);
 
     await page.selectOption('#period', 'days:7');

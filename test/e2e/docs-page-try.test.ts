@@ -7,7 +7,7 @@ import { CHROMIUM, ensureChromium } from '../support/browser.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 /**
- * /docs on a phone and in "Try it out" (issue 33, point 10), in Debian's Chromium: the page lays out at
+ * /docs on a phone and in "Try it out", in Debian's Chromium: the page lays out at
  * the phone's width (a viewport meta tag; without it a phone lays the page out 980 px wide and shrinks
  * it), and an operation's "Try it out" prefills only parameters that take effect together — the period's
  * start_date and stop_date, not days and month, which the dates override (docs/api.md "Period").
