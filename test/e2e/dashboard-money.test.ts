@@ -129,6 +129,10 @@ describe('money exact to the cent', () => {
     expect(await kpi('aov-eur')).toBe(shown(centsOf(eur / purchases)));
     expect(await kpiBefore('revenue-ron')).toContain(`before: ${shown(centsOf(PREVIOUS_DAYS * W1.ron))} RON`);
     expect(await kpiBefore('revenue-eur')).toContain(`before: ${shown(centsOf(PREVIOUS_DAYS * W1.eur))} EUR`);
+    // The note under the cards says how money is summed, as it now is.
+    const hint = await page.locator('#totals-hint').innerText();
+    expect(hint).toContain('Money is the period’s exact sum, rounded once');
+    expect(hint).not.toContain('daily amounts');
   });
 
   it('the per-workflow rows and the total row, and their previous period', async () => {
