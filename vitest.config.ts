@@ -32,6 +32,7 @@ export const SERVER_SUITES = [
   'test/integration/ingest-route.test.ts',
   'test/integration/stats-correctness.test.ts',
   'test/server/replica-freshness.test.ts',
+  'test/server/pipeline-dating.test.ts',
   // --- storage, ingest, API and fault suites ---
   ...FAULT_AND_STORAGE_SUITES,
   // --- end of storage, ingest, API and fault suites ---
