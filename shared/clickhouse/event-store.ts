@@ -1,6 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { toDateTime64 } from '../dates.js';
-import type { ActivityRecord } from '../records/index.js';
 import type { Db } from './client.js';
 import { encodeBatchRows, encodeEventRows, encodeLedgerRows, type DatedActivity } from './event-rows.js';
 
