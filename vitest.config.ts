@@ -37,6 +37,7 @@ export const SERVER_SUITES = [
   'test/integration/stats-correctness.test.ts',
   'test/integration/dashboard-stats-totals.test.ts',
   'test/server/replica-freshness.test.ts',
+  'test/server/pipeline-dating.test.ts',
   // --- storage, ingest, API and fault suites ---
   ...FAULT_AND_STORAGE_SUITES,
   // --- end of storage, ingest, API and fault suites ---

@@ -146,7 +146,24 @@ export interface EndToEnd {
   rss: number[];
   /** V8 heap + external buffers samples (MB, /metrics every 2 s). */
   jsMemory: number[];
+  /**
+   * The worker process's CPU (all its threads: JS, GC, the embedded engine) per record over the
+   * streaming part, µs (/proc/<pid>/stat). On a shared machine rates follow the load; the CPU a record
+   * costs follows the code far more closely, so before/after comparisons use it.
+   */
+  cpuUsPerRecord: number;
   dataDir: string;
+}
+
+/** utime + stime of a process in seconds (/proc/<pid>/stat; clock ticks of 1/100 s on Linux). */
+function processCpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
 }
 
 /**
@@ -221,7 +238,7 @@ export async function endToEnd(o: {
   try {
     // The clock starts at the spawn (startup and group join included) and, for the streaming rate
     // alone, at the first poll that counts any record.
-    let first = { at: 0, counted: 0 };
+    let first = { at: 0, counted: 0, cpu: NaN };
     let counted = 0;
     while (counted < o.total) {
       await new Promise((r) => setTimeout(r, 250));
@@ -229,15 +246,16 @@ export async function endToEnd(o: {
       const n = await o.count(port);
       if (n === undefined) continue;
       counted = n;
-      if (!first.at && counted > 0) first = { at: Date.now(), counted };
+      if (!first.at && counted > 0) first = { at: Date.now(), counted, cpu: processCpuSeconds(child.pid) };
     }
     const doneAt = Date.now();
+    const cpuUsPerRecord = ((processCpuSeconds(child.pid) - first.cpu) * 1e6) / (o.total - first.counted);
     await o.check?.(port);
     const e2eFromSpawn = o.total / ((doneAt - spawnedAt) / 1000);
     // If everything was counted at the first poll, the streaming rate is unknown: the spawn figure stands.
     const e2e =
       first.counted < o.total ? (o.total - first.counted) / ((doneAt - first.at) / 1000) : e2eFromSpawn;
-    return { e2e, e2eFromSpawn, rss, jsMemory, dataDir };
+    return { e2e, e2eFromSpawn, rss, jsMemory, cpuUsPerRecord, dataDir };
   } finally {
     clearInterval(sampler);
     clearInterval(metricsSampler);

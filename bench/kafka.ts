@@ -242,13 +242,13 @@ export async function kafkaBench(
     });
   const uncapped = await run();
   const capped = e2eOnly ? undefined : await run(HEAP_CAP_MB);
-  const { e2e, e2eFromSpawn, rss, jsMemory } = uncapped;
+  const { e2e, e2eFromSpawn, rss, jsMemory, cpuUsPerRecord } = uncapped;
   await broker.stop();
 
   const steadyRss = steadyOf(rss);
   const steadyJs = steadyOf(jsMemory);
   if (e2eOnly)
-    return `end to end ${fmtRate(e2e)} records/s streaming, ${fmtRate(e2eFromSpawn)} from spawn (${total} records; BENCH_KAFKA_E2E_ONLY); steady RSS ${Math.round(steadyRss)} MB, V8 heap + external ${Math.round(steadyJs)} MB`;
+    return `end to end ${fmtRate(e2e)} records/s streaming, ${fmtRate(e2eFromSpawn)} from spawn (${total} records; BENCH_KAFKA_E2E_ONLY); worker CPU ${cpuUsPerRecord.toFixed(1)} µs a record (all its threads); steady RSS ${Math.round(steadyRss)} MB, V8 heap + external ${Math.round(steadyJs)} MB`;
   // Streaming rates (first record to last) on every row: group joins and process start are shown apart.
   const rawConsumeSteady = Math.max(...kjs.map((r) => r.steady));
   const ceiling = Math.min(rawConsumeSteady, rawInsert);

@@ -1,4 +1,5 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { startClickHouseServer } from '../scripts/clickhouse-server.mjs';
 import type { Message } from 'kafkajs';
 import { localDate } from '../shared/dates.js';
 import { checkRecord, type MailstatsRecord } from '../shared/records/index.js';
@@ -25,6 +26,8 @@ const KEY = 'bench-key';
 /** Bodies of POST /ingest (records of the bench's shape: 75k fit the 10 MiB limit; bench/ingest.ts). */
 const BODY_RECORDS = 75_000;
 const CATALOG_BODY_RECORDS = 25_000;
+/** Catalog bodies in server mode (see serverModeRun). */
+const SERVER_CATALOG_BODY_RECORDS = 1_000;
 /** Records of the pipeline-alone rows (after the HTTP rows, new ids). */
 const ALONE = 300_000;
 const TARGET = { catalogRate: 20_000, ingestShare: 0.8, statsP50Over: 1.2 };
@@ -71,13 +74,13 @@ function catalogRecords(lists: number): CatalogEntry[] {
   return records;
 }
 
-function catalogBodies(lists: number): string[] {
+function catalogBodies(lists: number, bodyRecords = CATALOG_BODY_RECORDS): string[] {
   const records = catalogRecords(lists);
   const out: string[] = [];
-  for (let i = 0; i < records.length; i += CATALOG_BODY_RECORDS)
+  for (let i = 0; i < records.length; i += bodyRecords)
     out.push(
       records
-        .slice(i, i + CATALOG_BODY_RECORDS)
+        .slice(i, i + bodyRecords)
         .map((r) => JSON.stringify(r))
         .join('\n'),
     );
@@ -339,6 +342,80 @@ async function distinctStats(svc: Service, listId: number, today: string, runs: 
 }
 
 /**
+ * The POST /ingest pair (one list, then 10,000 lists drawn by `listOf`) against a real ClickHouse server
+ * (scripts/clickhouse-server.mjs, a database of its own per service): the same bodies as the embedded
+ * rows, the service in this process as there. Reported beside the embedded rows (issue 34).
+ */
+async function serverModeRun(
+  total: number,
+  today: string,
+  listOf: () => number,
+): Promise<{ version: string; one: number; many: number; catalog: number }> {
+  const clickhouse = await startClickHouseServer({ log: (m: string) => console.error(m) });
+  try {
+    const rateOf = async (lists: number, draw: () => number) => {
+      const svc = await benchService({
+        CLICKHOUSE_URL: clickhouse.url,
+        CLICKHOUSE_DATABASE: `mailstats_tenants_${randomBytes(4).toString('hex')}`,
+      });
+      try {
+        // Smaller catalog bodies than embedded: in server mode new lists are dated one by one (other
+        // processes may claim there), and a body of 25,000 records outlasted fetch's 300 s header timeout.
+        const catalog = await post(svc, catalogBodies(lists, SERVER_CATALOG_BODY_RECORDS));
+        console.error(
+          `tenants bench: server mode, catalog of ${lists} list(s): ${Math.round(catalog)} records/s`,
+        );
+        return { catalog, activity: await post(svc, activityBodies(total, today, draw)) };
+      } finally {
+        await svc.close();
+      }
+    };
+    const one = (await rateOf(1, () => BENCH.listId)).activity;
+    console.error(`tenants bench: server mode, one list: ${Math.round(one)} records/s`);
+    const { catalog, activity: many } = await rateOf(LISTS, listOf);
+    console.error(`tenants bench: server mode, ${LISTS} lists: ${Math.round(many)} records/s`);
+    return { version: clickhouse.version, one, many, catalog };
+  } finally {
+    await clickhouse.stop();
+  }
+}
+
+/** The server-mode rows: the ingest rates there, beside the embedded rows of the same run. */
+function serverRows(
+  server: { version: string; one: number; many: number; catalog: number },
+  embedded: { one: number; many: number } | undefined,
+  total: number,
+): (string | number)[][] {
+  const rate = (v: number) => Math.round(v).toLocaleString('en-US');
+  const pct = (v: number) => `${Math.round(v * 100)}%`;
+  const beside = (s: number, e: number | undefined) =>
+    e === undefined ? '' : `embedded: ${rate(e)} records/s (server mode ${pct(s / e)} of it)`;
+  return [
+    [
+      `catalog of ${LISTS.toLocaleString('en-US')} lists, POST /ingest, server mode (bodies of ${SERVER_CATALOG_BODY_RECORDS.toLocaleString('en-US')} records)`,
+      `${rate(server.catalog)} records/s`,
+      '',
+      '',
+      '(reported: new lists are dated one by one there)',
+    ],
+    [
+      `${total / 1e6}M records over ${LISTS.toLocaleString('en-US')} lists (Zipf), POST /ingest, server mode (ClickHouse ${server.version})`,
+      `${rate(server.many)} records/s; one list, server mode: ${rate(server.one)} records/s (${pct(server.many / server.one)})`,
+      beside(server.many, embedded?.many),
+      '',
+      '(reported beside embedded)',
+    ],
+    [
+      `${total / 1e6}M records on one list, POST /ingest, server mode`,
+      `${rate(server.one)} records/s`,
+      beside(server.one, embedded?.one),
+      '',
+      '(reported beside embedded)',
+    ],
+  ];
+}
+
+/**
  * Many tenants (issue 20): the catalog of 10,000 lists, then 1M records over them (Zipf) against the
  * same records on one list, over POST /ingest and over Kafka, and distinct stats reads of the busiest
  * list against the one list's, each pair in this same run. BENCH_TENANTS_RECORDS sets the records
@@ -351,6 +428,14 @@ export async function tenantsBench(
   const today = localDate(Date.now(), 'Europe/Bucharest');
   const rows: (string | number)[][] = [];
   const rate = (v: number) => Math.round(v).toLocaleString('en-US');
+  // BENCH_TENANTS_SERVER_ONLY=1: the server-mode rows alone (no embedded peer), for quick iterations.
+  if (process.env.BENCH_TENANTS_SERVER_ONLY === '1') {
+    const server = await serverModeRun(total, today, zipf(LISTS, 11));
+    return table(
+      ['path', 'measured', 'peer (same run)', 'target', 'verdict'],
+      serverRows(server, undefined, total),
+    );
+  }
 
   // One list: its catalog, then the records, then distinct stats (the peer of every many-list row).
   const one = await benchService();
@@ -453,8 +538,11 @@ export async function tenantsBench(
   // Each Kafka row beside its HTTP row: catalog, then ingest.
   rows.splice(2, 0, kafkaRows[1]!);
   rows.splice(1, 0, kafkaRows[0]!);
+  // Server mode: the same HTTP pair on a real ClickHouse server, beside the embedded rates above.
+  const server = await serverModeRun(total, today, zipf(LISTS, 11));
+  rows.splice(4, 0, ...serverRows(server, { one: oneRate, many: manyRate }, total));
   return [
-    `Many tenants, embedded store, each row against its one-list peer measured in this same run (a fresh service each). Records: the stats bench's ${total / 1e6}M records (bench/stats-data.ts), their list drawn by Zipf's law (s = 1) over ${LISTS.toLocaleString('en-US')} lists; the one-list peer sends the same records to one list. Bodies of ${BODY_RECORDS.toLocaleString('en-US')} records, sequential; their rate is records over the time spent in requests. Kafka rows: a local KRaft broker, ${PARTITIONS}-partition topics; the catalog produced first, read by the worker as its own process (a fresh data directory, \`node --import tsx main.ts\`) until stored and committed; then the same records (keyed as bench/kafka.ts keys them) on the events topic, read by the worker started again on that directory. Records/s from the first record counted to the last (the streaming rate; "from spawn" adds process start and group join), counted through the worker's /metrics (mailstats_ingest_records_accepted_total{source="kafka"}, incremented once a chunk's write resolved; none dead-lettered) every 0.25 s; at the end list 1's stats must hold exactly the records sent to it. Distinct stats: ${runs} sequential requests after 20 warm-ups, each a different query (random 7–120-day periods over all workflows, one workflow or a 2–5-workflow subset, a quarter with a trigger; as the stats mix), after \`OPTIMIZE … FINAL\`.`,
+    `Many tenants, embedded store, each row against its one-list peer measured in this same run (a fresh service each). Records: the stats bench's ${total / 1e6}M records (bench/stats-data.ts), their list drawn by Zipf's law (s = 1) over ${LISTS.toLocaleString('en-US')} lists; the one-list peer sends the same records to one list. Bodies of ${BODY_RECORDS.toLocaleString('en-US')} records, sequential; their rate is records over the time spent in requests. Kafka rows: a local KRaft broker, ${PARTITIONS}-partition topics; the catalog produced first, read by the worker as its own process (a fresh data directory, \`node --import tsx main.ts\`) until stored and committed; then the same records (keyed as bench/kafka.ts keys them) on the events topic, read by the worker started again on that directory. Records/s from the first record counted to the last (the streaming rate; "from spawn" adds process start and group join), counted through the worker's /metrics (mailstats_ingest_records_accepted_total{source="kafka"}, incremented once a chunk's write resolved; none dead-lettered) every 0.25 s; at the end list 1's stats must hold exactly the records sent to it. Distinct stats: ${runs} sequential requests after 20 warm-ups, each a different query (random 7–120-day periods over all workflows, one workflow or a 2–5-workflow subset, a quarter with a trigger; as the stats mix), after \`OPTIMIZE … FINAL\`. Server mode rows: the same POST /ingest pair (fresh databases, the service in the bench process as in the embedded rows) on a real ClickHouse server started by scripts/clickhouse-server.mjs on this machine, run after the embedded and Kafka rows.`,
     '',
     table(['path', 'measured', 'peer (same run)', 'target', 'verdict'], rows),
   ].join('\n');

@@ -1,5 +1,5 @@
 import type { Catalog } from '../shared/catalog/catalog.js';
-import type { DatedActivity, EventStore } from '../shared/clickhouse/event-store.js';
+import type { DatedActivity, Dating, EventStore } from '../shared/clickhouse/event-store.js';
 import type { ErasedMap, Erasure, ErasurePair, ErasureStore } from '../shared/clickhouse/erasure-store.js';
 import { localDate } from '../shared/dates.js';
 import type { Logger } from '../shared/log.js';
@@ -312,7 +312,9 @@ export class Pipeline {
    * batch however many lists it names (a catalog of 10,000 lists, or a batch of many tenants' activity):
    * one look-up of the zones and datings of those not known yet, one claim insert, one look-up of
    * which of them have earlier rows (rebuilt one by one: the rebuild is the work), one done insert, and
-   * the look-up once more. In server mode list by list: other processes claim there (see `ensureDated`).
+   * the look-up once more. In server mode one look-up of the zones and datings of all of them, then list
+   * by list only those not dated and done in their catalog zone: other processes claim there (see
+   * `ensureDated`), so a claim is made and checked per list.
    */
   private async ensureDatedAll(
     listIds: number[],
@@ -326,7 +328,19 @@ export class Pipeline {
       else pending.push(id);
     }
     if (!this.events.soleWriter) {
-      for (const id of pending) out.set(id, await this.ensureDated(id, opts));
+      // A list dated and done in its catalog zone (the usual case) is taken as `ensureDated` would take
+      // it on its first look. Before, every list cost two look-ups a write: a batch over thousands of
+      // lists spent its time in them (BENCHMARKS.md "What limits many tenants").
+      const [zones, dating] =
+        pending.length > 0
+          ? await Promise.all([this.catalog.storedTimezones(pending), this.events.dating(pending)])
+          : [new Map<number, string>(), new Map<number, Dating>()];
+      for (const id of pending) {
+        const timeZone = zones.get(id)!;
+        const d = dating.get(id);
+        if (d && d.done && d.timezone === timeZone) out.set(id, { gen: d.gen, timeZone });
+        else out.set(id, await this.ensureDated(id, opts));
+      }
       return out;
     }
     // Until the zones dated in are still the catalog's after the fact (as `ensureDated`): the look-up

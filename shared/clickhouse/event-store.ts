@@ -1,17 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { toDateTime64 } from '../dates.js';
-import type { ActivityRecord } from '../records/index.js';
-import { encodeRows, type Db } from './client.js';
+import type { Db } from './client.js';
+import { encodeBatchRows, encodeEventRows, encodeLedgerRows, type DatedActivity } from './event-rows.js';
+
+export type { DatedActivity };
 import { CurrentGenerations } from './generations.js';
 import { EVENT_COLUMNS, REDATE_SETS, STATS_NAMES, STATS_SELECT } from './schema.js';
-
-/** An activity record placed on its grouping date, in the time zone of its list's dating generation. */
-export interface DatedActivity {
-  record: ActivityRecord;
-  day: string;
-  /** The list's dating generation `day` was computed in (list_dating); 0 for a list never dated. */
-  gen?: number;
-}
 
 /** Where a list's dating stands: its newest generation, the zone of it, and whether it is done. */
 export interface Dating {
@@ -59,6 +53,9 @@ const SEEN_IN_WINDOW = `
   SELECT event_id FROM event_ids
   PREWHERE event_id IN (SELECT event_id FROM ingest_batches WHERE batch_id = {batch:String})
   WHERE first_seen >= now64(3) - toIntervalDay({window:UInt32})`;
+
+/** The columns of `ingest_batches` a write fills, in the order `encodeBatchRows` writes them. */
+const BATCH_COLUMNS = ['batch_id', 'event_id', 'list_id', 'day', 'gen', 'workflow_id', 'trigger_id'];
 
 const SCOPE_COLUMNS = `list_id, workflow_id, trigger_id, day, gen, ${STATS_NAMES.join(', ')}, version`;
 /** The version is the server's clock, so recomputes by different processes order correctly. */
@@ -222,25 +219,13 @@ export class EventStore {
 
     const batchId = randomUUID();
     const all = [...unique.values()];
-    const storingIds = this.db.insert(
-      'ingest_batches',
-      ['batch_id', 'event_id', 'list_id', 'day', 'gen', 'workflow_id', 'trigger_id'],
-      all.map((a) => [
-        batchId,
-        a.record.event_id,
-        a.record.list_id,
-        a.day,
-        a.gen ?? 0,
-        a.record.workflow_id,
-        a.record.trigger_id ?? 0,
-      ]),
-    );
+    const storingIds = this.db.insertEncoded('ingest_batches', BATCH_COLUMNS, encodeBatchRows(batchId, all));
     storingIds.catch(() => undefined); // awaited below; only marked handled for the encoding in between
     // While the engine stores the ids (off this thread), encode every row for `events`: usually none of
     // them was seen before, and this payload goes as it is (the encoding was a fifth of a write's time).
     await new Promise((r) => setImmediate(r));
     const now = toDateTime64(Date.now());
-    const encodeEvents = (rows: DatedActivity[]) => encodeRows(rows.map((a) => eventRow(a, now)));
+    const encodeEvents = (rows: DatedActivity[]) => encodeEventRows(rows, now);
     let payload = encodeEvents(all);
     await storingIds;
     const seen = await this.db.query<{ event_id: string }>(SEEN_IN_WINDOW, {
@@ -269,10 +254,10 @@ export class EventStore {
       // Ledger last: see the event_ids table. The ids found fresh above, sent as rows: no writer of
       // these lists runs beside this one (see the class), so none was taken since the look-up, and
       // the engine need not run that look-up again. first_seen is this process's clock, as ingested_at.
-      await this.db.insert(
+      await this.db.insertEncoded(
         'event_ids',
         ['event_id', 'first_seen'],
-        fresh.map((a) => [a.record.event_id, now]),
+        encodeLedgerRows(fresh, now),
         batchId,
       );
     }

@@ -18,6 +18,9 @@ export const INGEST_TOKEN = 'child-ingest-token-abcdef0123456789';
 /**
  * Spawn main.ts with `env` on DATA_DIR `dataDir` (with CLICKHOUSE_URL in the test environment: on that
  * server, in the database of `dataDir`, see serverEnv); does not wait for it to serve (see `untilServing`).
+ * The child's environment is only PATH, HOME, TMPDIR, the settings below and `env`, as an operator's
+ * unit file would give it: nothing else of the test runner's environment leaks in (an exported
+ * KAFKA_BROKERS would otherwise turn a child meant to run without Kafka into a second consumer).
  */
 export async function spawnService(
   env: Record<string, string>,
@@ -27,7 +30,7 @@ export async function spawnService(
   port ??= await freePort();
   const proc = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
     env: {
-      ...process.env,
+      ...runnerBasics(),
       DATA_DIR: dataDir,
       PORT: String(port),
       SEED_DEMO: 'false',
@@ -50,6 +53,12 @@ export async function spawnService(
     proc.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
   );
   return { proc, base: `http://127.0.0.1:${port}`, output: () => lines.join('\n'), exited };
+}
+
+/** What any process needs from the runner's environment to start at all (no setting of the service). */
+function runnerBasics(): Record<string, string> {
+  const keys = ['PATH', 'HOME', 'TMPDIR'] as const;
+  return Object.fromEntries(keys.flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
 }
 
 /** Wait until GET /health answers 200 (the process must stay alive meanwhile). */
