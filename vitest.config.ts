@@ -38,6 +38,7 @@ export const SERVER_SUITES = [
   'test/integration/dashboard-stats-totals.test.ts',
   'test/server/replica-freshness.test.ts',
   'test/server/pipeline-dating.test.ts',
+  'test/server/concurrent-claims.test.ts',
   // --- storage, ingest, API and fault suites ---
   ...FAULT_AND_STORAGE_SUITES,
   // --- end of storage, ingest, API and fault suites ---

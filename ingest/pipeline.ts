@@ -1,5 +1,5 @@
 import type { Catalog } from '../shared/catalog/catalog.js';
-import type { DatedActivity, Dating, EventStore } from '../shared/clickhouse/event-store.js';
+import type { DatedActivity, EventStore } from '../shared/clickhouse/event-store.js';
 import type { ErasedMap, Erasure, ErasurePair, ErasureStore } from '../shared/clickhouse/erasure-store.js';
 import { localDate } from '../shared/dates.js';
 import type { Logger } from '../shared/log.js';
@@ -312,9 +312,10 @@ export class Pipeline {
    * batch however many lists it names (a catalog of 10,000 lists, or a batch of many tenants' activity):
    * one look-up of the zones and datings of those not known yet, one claim insert, one look-up of
    * which of them have earlier rows (rebuilt one by one: the rebuild is the work), one done insert, and
-   * the look-up once more. In server mode one look-up of the zones and datings of all of them, then list
-   * by list only those not dated and done in their catalog zone: other processes claim there (see
-   * `ensureDated`), so a claim is made and checked per list.
+   * the look-up once more. In server mode the same for the lists never claimed (new lists), with one
+   * more read-back of which claims are this instance's (other processes claim there: see
+   * `EventStore.redateAll`); lists already claimed but not dated and done in their catalog zone (a zone
+   * change, a claim in progress or abandoned) go list by list through `ensureDated`.
    */
   private async ensureDatedAll(
     listIds: number[],
@@ -331,15 +332,28 @@ export class Pipeline {
       // A list dated and done in its catalog zone (the usual case) is taken as `ensureDated` would take
       // it on its first look. Before, every list cost two look-ups a write: a batch over thousands of
       // lists spent its time in them (BENCHMARKS.md "What limits many tenants").
-      const [zones, dating] =
-        pending.length > 0
-          ? await Promise.all([this.catalog.storedTimezones(pending), this.events.dating(pending)])
-          : [new Map<number, string>(), new Map<number, Dating>()];
-      for (const id of pending) {
-        const timeZone = zones.get(id)!;
-        const d = dating.get(id);
-        if (d && d.done && d.timezone === timeZone) out.set(id, { gen: d.gen, timeZone });
-        else out.set(id, await this.ensureDated(id, opts));
+      while (pending.length > 0) {
+        const [zones, dating] = await Promise.all([
+          this.catalog.storedTimezones(pending),
+          this.events.dating(pending),
+        ]);
+        const claims: { listId: number; gen: number; timeZone: string }[] = [];
+        for (const id of pending) {
+          const timeZone = zones.get(id)!;
+          const d = dating.get(id);
+          if (d && d.done && d.timezone === timeZone) out.set(id, { gen: d.gen, timeZone });
+          // Never claimed (a new list): claimed with the batch's others, in a constant number of
+          // statements however many there are (a catalog of 10,000 new lists took one claim each).
+          else if (!d) claims.push({ listId: id, gen: 1, timeZone });
+          // Anything else (a zone changed, a claim not done): list by list, as it is rare.
+          else out.set(id, await this.ensureDated(id, opts));
+        }
+        if (claims.length === 0) break;
+        // The claims another process owns are looked up again with the owned ones: a loser then writes
+        // into the owner's generation (or re-dates, through `ensureDated`, if that went elsewhere).
+        const { rebuilt } = await this.events.redateAll(claims);
+        for (const listId of rebuilt) await this.dropOlder(listId, 1);
+        pending = claims.map((c) => c.listId);
       }
       return out;
     }
@@ -367,17 +381,8 @@ export class Pipeline {
           this.log.info({ list_id: id, gen: d.gen + 1, from: d.timezone, to: timeZone }, 're-dating a list');
       }
       if (claims.length === 0) break;
-      const rebuilt = new Set(await this.events.redateAll(claims));
-      for (const { listId, gen } of claims)
-        if (rebuilt.has(listId))
-          await this.events
-            .dropOlderGenerations(listId, gen)
-            .catch((err: unknown) =>
-              this.log.warn(
-                { err, list_id: listId, gen },
-                'older generations of a list not dropped (unread)',
-              ),
-            );
+      const rebuilt = new Set((await this.events.redateAll(claims)).rebuilt);
+      for (const { listId, gen } of claims) if (rebuilt.has(listId)) await this.dropOlder(listId, gen);
       pending = claims.map((c) => c.listId);
     }
     return out;
@@ -421,13 +426,17 @@ export class Pipeline {
       if (!(await this.events.claim(listId, gen, timeZone))) continue;
       if (d) this.log.info({ list_id: listId, gen, from: d.timezone, to: timeZone }, 're-dating a list');
       const { rebuilt } = await this.events.redate(listId, gen, timeZone);
-      if (rebuilt)
-        await this.events
-          .dropOlderGenerations(listId, gen)
-          .catch((err: unknown) =>
-            this.log.warn({ err, list_id: listId, gen }, 'older generations of a list not dropped (unread)'),
-          );
+      if (rebuilt) await this.dropOlder(listId, gen);
     }
+  }
+
+  /** Housekeeping after a rebuild: the older generations are never read again (a failure only warns). */
+  private async dropOlder(listId: number, gen: number): Promise<void> {
+    await this.events
+      .dropOlderGenerations(listId, gen)
+      .catch((err: unknown) =>
+        this.log.warn({ err, list_id: listId, gen }, 'older generations of a list not dropped (unread)'),
+      );
   }
 
   /** Grouping date: the day the message was sent when the record says so, else its own timestamp. */

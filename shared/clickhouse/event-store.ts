@@ -129,8 +129,14 @@ const STALE_LISTS = `
   ) AS claims ON stored.list_id = claims.list_id
   WHERE stored.gen < claims.newest`;
 
+/**
+ * The owner of a generation is the instance of its earliest claim, ties broken by owner: the one rule
+ * `claim` and `redateAll`'s read-backs also follow. Two claims of one generation can both exist (a
+ * batch's claim insert has one deduplication token for all its rows), and a process must never believe
+ * another's generation is its own (`Pipeline.ensureDated` takes its own unfinished claims over at once).
+ */
 const DATING = `
-  SELECT list_id, gen, timezone, max(done) AS is_done, argMin(owner, done) AS owner,
+  SELECT list_id, gen, timezone, max(done) AS is_done, argMin(owner, (done, at, owner)) AS owner,
     dateDiff('second', min(at), now64(6)) AS age
   FROM list_dating
   WHERE {all:Bool} OR list_id IN {lists:Array(UInt64)}
@@ -304,8 +310,9 @@ export class EventStore {
   /**
    * Claim generation `gen` of a list, to be dated in `timeZone`. The claim is the durable intent:
    * whoever finds it not done later takes over with a newer generation. Two processes claiming the
-   * same generation insert the same deduplication token, so only the first row exists; the result
-   * says whether it is this instance's.
+   * same generation insert the same deduplication token, so only the first row exists (a claim of
+   * `redateAll` may still stand beside it: the earliest is the owner, as in DATING); the result says
+   * whether it is this instance's.
    */
   async claim(listId: number, gen: number, timeZone: string): Promise<boolean> {
     await this.db.insert(
@@ -316,7 +323,7 @@ export class EventStore {
     );
     const [row] = await this.db.query<{ owner: string }>(
       `SELECT owner FROM list_dating WHERE list_id = {list:UInt64} AND gen = {gen:UInt64} AND done = 0
-       ORDER BY at LIMIT 1`,
+       ORDER BY at, owner LIMIT 1`,
       { list: listId, gen },
     );
     return row?.owner === this.instance;
@@ -352,42 +359,62 @@ export class EventStore {
 
   /**
    * `claim` and `redate` for many lists at once, in a constant number of statements (a catalog batch
-   * of thousands of new lists would otherwise cost a handful of statements per list). Embedded only:
-   * there no other process claims, so a claim is this instance's without a look-up; a server's claims
-   * need the per-(list, generation) deduplication token of `claim`. A list with earlier rows is
-   * rebuilt as `redate` does (two statements of its own: the work itself); the others (seen for the
-   * first time) cost nothing per list. Returns the lists that were rebuilt.
+   * of thousands of new lists would otherwise cost a handful of statements per list). Embedded, no other
+   * process claims, so every claim is this instance's without a look-up. In server mode another process
+   * may claim the same generations at the same time, and one token covers the whole insert (no
+   * per-generation deduplication as in `claim`): both claims may exist, so one read-back tells which
+   * are this instance's by DATING's rule (the earliest claim), and only those are completed; the caller
+   * looks the others up again (their owner completes them). A list with earlier rows is rebuilt as
+   * `redate` does (two statements of its own: the work itself); the others (seen for the first time)
+   * cost nothing per list. Returns the claims owned and the lists that were rebuilt.
    */
-  async redateAll(claims: { listId: number; gen: number; timeZone: string }[]): Promise<number[]> {
-    if (!this.soleWriter) throw new Error('redateAll is for the embedded store, whose only writer this is');
-    if (claims.length === 0) return [];
-    const rows = (done: number) => claims.map((c) => [c.listId, c.gen, c.timeZone, done, this.instance]);
-    // The same rows make the same token: a retry of this very insert is a no-op, another batch is not.
-    const token = (done: number) =>
+  async redateAll(
+    claims: { listId: number; gen: number; timeZone: string }[],
+  ): Promise<{ owned: number[]; rebuilt: number[] }> {
+    if (claims.length === 0) return { owned: [], rebuilt: [] };
+    const columns = ['list_id', 'gen', 'timezone', 'done', 'owner'];
+    const rows = (done: number, of: typeof claims) =>
+      of.map((c) => [c.listId, c.gen, c.timeZone, done, this.instance]);
+    // The same rows make the same token: a retry of this very insert is a no-op, another batch is not
+    // (another process's batch of exactly these generations is dropped, and it reads its claims lost).
+    const token = (done: number, of: typeof claims) =>
       `claims:${done}:` +
       createHash('sha256')
-        .update(claims.map((c) => `${c.listId}:${c.gen}`).join(','))
+        .update(of.map((c) => `${c.listId}:${c.gen}`).join(','))
         .digest('hex');
-    const columns = ['list_id', 'gen', 'timezone', 'done', 'owner'];
-    await this.db.insert('list_dating', columns, rows(0), token(0));
-    const lists = claims.map((c) => c.listId);
+    await this.db.insert('list_dating', columns, rows(0, claims), token(0, claims));
+    const at = (of: typeof claims) => ({ lists: of.map((c) => c.listId), gens: of.map((c) => c.gen) });
+    let owned = claims;
+    if (!this.soleWriter) {
+      const owners = await this.db.query<{ list_id: number; owner: string }>(
+        `SELECT list_id, argMin(owner, (at, owner)) AS owner FROM list_dating
+         WHERE list_id IN {lists:Array(UInt64)} AND done = 0
+           AND gen = transform(list_id, {lists:Array(UInt64)}, {gens:Array(UInt64)}, toUInt64(0))
+         GROUP BY list_id`,
+        at(claims),
+        INT_SETTINGS,
+      );
+      const mine = new Set(owners.filter((o) => o.owner === this.instance).map((o) => o.list_id));
+      owned = claims.filter((c) => mine.has(c.listId));
+      if (owned.length === 0) return { owned: [], rebuilt: [] };
+    }
     const earlier = await this.db.query<{ list_id: number }>(
       `SELECT DISTINCT list_id FROM events
        WHERE list_id IN {lists:Array(UInt64)}
          AND gen < transform(list_id, {lists:Array(UInt64)}, {gens:Array(UInt64)}, toUInt64(0))`,
-      { lists, gens: claims.map((c) => c.gen) },
+      at(owned),
       INT_SETTINGS,
     );
     const rebuild = new Set(earlier.map((r) => r.list_id));
-    for (const c of claims) {
+    for (const c of owned) {
       if (!rebuild.has(c.listId)) continue;
       const p = { list: c.listId, gen: c.gen, tz: c.timeZone };
       await this.db.command(REDATE_SETS, p, { insert_deduplication_token: randomUUID() });
       await this.db.command(recomputeScopes('list_id = {list:UInt64} AND gen = {gen:UInt64}'), p);
     }
-    await this.db.insert('list_dating', columns, rows(1), token(1));
-    for (const c of claims) this.generations?.done(c.listId, c.gen);
-    return [...rebuild];
+    await this.db.insert('list_dating', columns, rows(1, owned), token(1, owned));
+    for (const c of owned) this.generations?.done(c.listId, c.gen);
+    return { owned: owned.map((c) => c.listId), rebuilt: [...rebuild] };
   }
 
   /**
