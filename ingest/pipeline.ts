@@ -349,11 +349,18 @@ export class Pipeline {
           else out.set(id, await this.ensureDated(id, opts));
         }
         if (claims.length === 0) break;
+        // A new list with rows of generation 0 (stored before lists were dated) needs a rebuild, which
+        // must have one owner: two batch claims of one generation can both believe they own it (their
+        // `at` is set before they are stored), so such a list is claimed alone, where `claim`'s
+        // per-generation token lets only one exist. For the others two owners only mark it done twice.
+        const older = new Set(await this.events.withEarlierRows(claims));
+        for (const listId of older) out.set(listId, await this.ensureDated(listId, opts));
+        const batch = claims.filter((c) => !older.has(c.listId));
+        if (batch.length === 0) break;
         // The claims another process owns are looked up again with the owned ones: a loser then writes
         // into the owner's generation (or re-dates, through `ensureDated`, if that went elsewhere).
-        const { rebuilt } = await this.events.redateAll(claims);
-        for (const listId of rebuilt) await this.dropOlder(listId, 1);
-        pending = claims.map((c) => c.listId);
+        await this.events.redateAll(batch);
+        pending = batch.map((c) => c.listId);
       }
       return out;
     }

@@ -398,14 +398,7 @@ export class EventStore {
       owned = claims.filter((c) => mine.has(c.listId));
       if (owned.length === 0) return { owned: [], rebuilt: [] };
     }
-    const earlier = await this.db.query<{ list_id: number }>(
-      `SELECT DISTINCT list_id FROM events
-       WHERE list_id IN {lists:Array(UInt64)}
-         AND gen < transform(list_id, {lists:Array(UInt64)}, {gens:Array(UInt64)}, toUInt64(0))`,
-      at(owned),
-      INT_SETTINGS,
-    );
-    const rebuild = new Set(earlier.map((r) => r.list_id));
+    const rebuild = new Set(await this.withEarlierRows(owned));
     for (const c of owned) {
       if (!rebuild.has(c.listId)) continue;
       const p = { list: c.listId, gen: c.gen, tz: c.timeZone };
@@ -415,6 +408,19 @@ export class EventStore {
     await this.db.insert('list_dating', columns, rows(1, owned), token(1, owned));
     for (const c of owned) this.generations?.done(c.listId, c.gen);
     return { owned: owned.map((c) => c.listId), rebuilt: [...rebuild] };
+  }
+
+  /** The lists of `claims` that have rows of a generation older than the one claimed for them. */
+  async withEarlierRows(claims: { listId: number; gen: number }[]): Promise<number[]> {
+    if (claims.length === 0) return [];
+    const rows = await this.db.query<{ list_id: number }>(
+      `SELECT DISTINCT list_id FROM events
+       WHERE list_id IN {lists:Array(UInt64)}
+         AND gen < transform(list_id, {lists:Array(UInt64)}, {gens:Array(UInt64)}, toUInt64(0))`,
+      { lists: claims.map((c) => c.listId), gens: claims.map((c) => c.gen) },
+      INT_SETTINGS,
+    );
+    return rows.map((r) => r.list_id);
   }
 
   /**
