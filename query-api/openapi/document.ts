@@ -116,6 +116,18 @@ const COMMON_ERRORS: ErrorCase[] = [
   [500, '500 (unexpected; details in the log under the request id in the message)'],
 ];
 
+/** The errors of an operation that finds a list's account and template as templateRender does. */
+const templateErrors = (unusable: string): ErrorCase[] => [
+  [400, '407 (missing list_id or template_id) or 406 (invalid param, unreadable body)'],
+  COMMON_ERRORS[1]!,
+  [404, '17003 (no SMTP account for the list) or 17006 (template not found)'],
+  [409, '17004 (the SMTP account is inactive)'],
+  COMMON_ERRORS[2]!,
+  COMMON_ERRORS[3]!,
+  [422, unusable],
+  COMMON_ERRORS[4]!,
+];
+
 interface OperationDoc {
   name: string;
   summary: string;
@@ -164,14 +176,9 @@ const OPERATIONS: OperationDoc[] = [
     params: renderParams,
     answer: 'RenderResult',
     errors: [
-      [400, '407 (missing list_id or template_id) or 406 (invalid param, unreadable body)'],
-      COMMON_ERRORS[1]!,
-      [404, '17003 (no SMTP account for the list) or 17006 (template not found)'],
-      [409, '17004 (the SMTP account is inactive)'],
-      COMMON_ERRORS[2]!,
-      COMMON_ERRORS[3]!,
-      [422, '17007 (the template does not compile, fails while rendering, or exceeds the render limits)'],
-      COMMON_ERRORS[4]!,
+      ...templateErrors(
+        '17007 (the template does not compile, fails while rendering, or exceeds the render limits)',
+      ),
       [503, '17006 (the template store failed or timed out)'],
     ],
   },
@@ -185,14 +192,7 @@ const OPERATIONS: OperationDoc[] = [
     params: templateVariablesParams,
     answer: 'TemplateVariables',
     errors: [
-      [400, '407 (missing list_id or template_id) or 406 (invalid param, unreadable body)'],
-      COMMON_ERRORS[1]!,
-      [404, '17003 (no SMTP account for the list) or 17006 (template not found)'],
-      [409, '17004 (the SMTP account is inactive)'],
-      COMMON_ERRORS[2]!,
-      COMMON_ERRORS[3]!,
-      [422, '17007 (the template does not parse, or exceeds the render limits)'],
-      COMMON_ERRORS[4]!,
+      ...templateErrors('17007 (the template does not parse, or exceeds the render limits)'),
       [503, '17006 (the template store failed or timed out)'],
     ],
   },

@@ -1,4 +1,4 @@
-// Modes: embedded only — backup and restore of DATA_DIR under Kafka; server-mode backup is issue 31 item 5
+// Modes: embedded only — backup and restore of DATA_DIR under Kafka; server mode: lifecycle-server-backup.test.ts
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
