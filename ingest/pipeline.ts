@@ -41,6 +41,14 @@ export class UnknownListError extends Error {
 export class Pipeline {
   private queue: Promise<unknown> = Promise.resolve();
   /**
+   * The activity-only writes that came while the queue was busy, still to start: a write that comes now
+   * joins them (a group commit), up to INGEST_BATCH_SIZE records. Each write keeps its own token and is
+   * stored as it would be alone (`EventStore.writeAll`); they share a write's fixed costs — the dedup
+   * look-up and the day recompute, which cost about as much for a 10,000-record batch as for 100,000 — so
+   * a worker's Kafka partitions, or concurrent bodies, no longer pay them each (BENCHMARKS.md, Kafka).
+   */
+  private open: { parts: WritePart[]; records: number; run: Promise<void> } | undefined;
+  /**
    * Embedded (one process owns the data, all its writes queued here): each list's dating generation and
    * zone as `ensureDated` last found them done, so that a write needs no look-up. Nothing else changes
    * them there; an entry goes when the list's `list` record is written or a re-dating starts, and all
@@ -78,6 +86,12 @@ export class Pipeline {
    * every batch is in it whole or not at all).
    */
   exclusive<T>(task: () => Promise<T>): Promise<T> {
+    return this.enqueue(task);
+  }
+
+  /** Queue `task` after everything queued so far; a write that comes later never joins an earlier group. */
+  private enqueue<T>(task: () => Promise<T>): Promise<T> {
+    this.open = undefined;
     const run = this.queue.then(task);
     this.queue = run.catch(() => undefined);
     return run;
@@ -96,7 +110,7 @@ export class Pipeline {
   erase(pairs: (ErasurePair & { erasedAt?: number })[]): Promise<ListErasure[]> {
     const store = this.erasures;
     if (!store) return Promise.reject(new Error('erasure is not available in this process'));
-    const run = this.queue.then(async () => {
+    return this.enqueue(async () => {
       const lists = [...new Set(pairs.map((p) => p.list_id))];
       const unknown: number[] = [];
       for (const id of lists) if (!(await store.listExists(id))) unknown.push(id);
@@ -117,8 +131,6 @@ export class Pipeline {
         await this.changed(lists);
       }
     });
-    this.queue = run.catch(() => undefined);
-    return run;
   }
 
   /**
@@ -194,18 +206,30 @@ export class Pipeline {
    * `token` names a batch the caller can re-form identically after a crash (see EventStore.write).
    */
   write(records: MailstatsRecord[], token?: string): Promise<void> {
-    const run = this.queue.then(() =>
-      timeBatchWrite(() =>
-        this.writeNow(records, token).catch((err: unknown) => {
+    const activityOnly = records.every(isActivity);
+    const open = this.open;
+    if (activityOnly && open && open.records + records.length <= this.batchSize) {
+      open.parts.push({ records, token });
+      open.records += records.length;
+      return open.run;
+    }
+    const parts: WritePart[] = [{ records, token }];
+    const run = this.enqueue(() => {
+      // Started: later writes form a group of their own.
+      if (this.open?.parts === parts) this.open = undefined;
+      const records = parts.flatMap((p) => p.records);
+      return timeBatchWrite(() =>
+        this.writeNow(parts).catch((err: unknown) => {
           this.dated.clear();
           throw err;
         }),
       ).finally(() =>
         // Activity batches and re-datings (a `list` record) change only their own lists; also after a failure.
         this.changed([...new Set(records.flatMap((r) => ('list_id' in r ? [r.list_id] : [])))]),
-      ),
-    );
-    this.queue = run.catch(() => undefined);
+      );
+    });
+    // A write with catalog records runs alone: the activity after it must see the zones it sets.
+    if (activityOnly) this.open = { parts, records: records.length, run };
     return run;
   }
 
@@ -216,8 +240,8 @@ export class Pipeline {
    * wait for it. Run once at start.
    */
   recover(): Promise<void> {
-    const run = this.queue
-      .then(async () => {
+    return this.enqueue(() =>
+      (async () => {
         this.dated.clear();
         this.erasedCache = undefined;
         await this.events.applyLedgerRetention();
@@ -232,30 +256,47 @@ export class Pipeline {
           const done = await this.completeErasures(pending);
           this.log.info({ lists: done.length, pairs: pending.length }, 'unfinished erasure completed');
         }
-      })
-      .finally(() => this.changed('all'));
-    this.queue = run.catch(() => undefined);
-    return run;
+      })().finally(() => this.changed('all')),
+    );
   }
 
-  private async writeNow(records: MailstatsRecord[], token: string | undefined): Promise<void> {
-    await this.removeDemoBefore(records);
-    const all: ActivityRecord[] = [];
-    const catalog: CatalogRecord[] = [];
-    for (const r of records) (isActivity(r) ? all : catalog).push(r as never);
-    if (catalog.length > 0) await this.writeCatalog(catalog);
-    const activity = await this.withoutErased(all);
+  private async writeNow(parts: WritePart[]): Promise<void> {
+    await this.removeDemoBefore(parts.flatMap((p) => p.records));
+    // Slices of at most INGEST_BATCH_SIZE records, each with its token; written in writes of at most as
+    // many records (several slices of a group in one).
+    const slices: { records: ActivityRecord[]; token: string | undefined }[] = [];
+    for (const { records, token } of parts) {
+      const all: ActivityRecord[] = [];
+      const catalog: CatalogRecord[] = [];
+      for (const r of records) (isActivity(r) ? all : catalog).push(r as never);
+      if (catalog.length > 0) await this.writeCatalog(catalog);
+      const activity = await this.withoutErased(all);
+      // A batch with a token is written whole, in one slice: its caller bounds its size (Kafka:
+      // KAFKA_BATCH_MAX_RECORDS) and re-forms the same batch after a crash, and a retry sliced otherwise
+      // (INGEST_BATCH_SIZE changed in between) would carry other tokens for half-written slices.
+      const size = token ? Math.max(1, activity.length) : this.batchSize;
+      for (let i = 0; i < activity.length; i += size)
+        slices.push({ records: activity.slice(i, i + size), token: token && `${token}#${i}` });
+    }
     const onStale = async (lists: number[]) => {
       for (const id of lists) await this.ensureDated(id, { force: true });
     };
-    // A batch with a token is written whole, in one slice: its caller bounds its size (Kafka:
-    // KAFKA_BATCH_MAX_RECORDS) and re-forms the same batch after a crash, and a retry sliced otherwise
-    // (INGEST_BATCH_SIZE changed in between) would carry other tokens for half-written slices.
-    const size = token ? Math.max(1, activity.length) : this.batchSize;
-    for (let i = 0; i < activity.length; i += size) {
-      const dated = await this.date(activity.slice(i, i + size));
-      const { written, duplicates } = await this.events.write(dated, token && `${token}#${i}`, onStale);
-      this.log.debug({ written, duplicates }, 'activity batch stored');
+    for (let i = 0; i < slices.length;) {
+      const write = [slices[i++]!];
+      let n = write[0]!.records.length;
+      while (i < slices.length && n + slices[i]!.records.length <= this.batchSize) {
+        n += slices[i]!.records.length;
+        write.push(slices[i++]!);
+      }
+      // Dated together: one look-up of the lists' zones and datings for the whole write.
+      const dated = await this.date(write.flatMap((w) => w.records));
+      let at = 0;
+      const batches = write.map((w) => {
+        const batch = dated.slice(at, (at += w.records.length));
+        return { batch, token: w.token };
+      });
+      const { written, duplicates } = await this.events.writeAll(batches, onStale);
+      this.log.debug({ written, duplicates, batches: batches.length }, 'activity stored');
       countDeduplicated(duplicates);
     }
   }
@@ -455,6 +496,12 @@ export class Pipeline {
       return { record, day: localDate(at, timeZone), gen };
     });
   }
+}
+
+/** One call of `Pipeline.write`: its records and the token that names them (if any). */
+interface WritePart {
+  records: MailstatsRecord[];
+  token: string | undefined;
 }
 
 /** A claim older than this, of a process that may have died, is taken over by the next writer. */

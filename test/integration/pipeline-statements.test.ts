@@ -71,4 +71,37 @@ describe('statements of an embedded write', () => {
     );
     expect(rows).toEqual([{ day: '2026-11-11' }]);
   });
+
+  it('writes that come while the queue is busy are written together: one look-up and one recompute, each its own insert', async () => {
+    statements.length = 0;
+    // Three Kafka chunks of three partitions at once, each with its token (its re-formable range).
+    await Promise.all([
+      svc.pipeline.write([send(LIST, 'b1')], 'p0:1-1'),
+      svc.pipeline.write([send(LIST, 'b2')], 'p1:1-1'),
+      svc.pipeline.write([send(LIST, 'b3'), send(LIST, 'b4')], 'p2:1-2'),
+    ]);
+    expect(kinds()).toEqual([
+      'ids',
+      'dedup look-up',
+      ...['events', 'ledger', 'events', 'ledger', 'events', 'ledger'],
+      'recompute',
+    ]);
+    // Each chunk is still a batch of its own: re-formed alone after a crash (same records, same token),
+    // it stores nothing twice; the day rows count every record once.
+    await svc.pipeline.write([send(LIST, 'b3'), send(LIST, 'b4')], 'p2:1-2');
+    const [stored] = await svc.db.query<{ n: number }>(
+      "SELECT count() AS n FROM events WHERE event_id IN ('b1', 'b2', 'b3', 'b4')",
+      {},
+      { output_format_json_quote_64bit_integers: 0 },
+    );
+    expect(stored).toEqual({ n: 4 });
+    const [sets] = await svc.db.query<{ n: number }>(
+      `SELECT sum(n) AS n FROM daily_sets WHERE list_id = {list:UInt64} AND type = 'send' AND day = '2026-11-10'
+         AND gen = (SELECT max(gen) FROM list_dating WHERE list_id = {list:UInt64} AND done = 1)`,
+      { list: LIST },
+      { output_format_json_quote_64bit_integers: 0 },
+    );
+    // a1–a3 on the 10th in New York (a4 fell on the 11th in Tokyo; the list was re-dated), b1–b4 too.
+    expect(sets).toEqual({ n: 7 });
+  });
 });
