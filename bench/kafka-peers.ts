@@ -1,5 +1,5 @@
 /**
- * Peers of the Kafka path, measured in the same run as our worker (issue 12): the other maintained
+ * Peers of the Kafka path, measured in the same run as our worker: the other maintained
  * pure-JS client (@platformatic/kafka) against kafkajs — bare, and behind the service's Kafka seam
  * (ingest/kafka/client.ts) — and ClickHouse's own Kafka table engine in the same embedded chDB.
  * Bench-only code: nothing here is used by the service.

@@ -446,7 +446,7 @@ export async function renderBench(): Promise<string> {
     const c = await load(ceilingUrl, body, DURATION_S);
     const b = await load(bareUrl, body, DURATION_S);
     // BENCH_CPU_PROF_DIR: a CPU profile of this thread (the event loop) while the first round loads the
-    // render route with params different in every request (issue 20's row), written as
+    // render route with params different in every request (its "At a glance" row), written as
     // render-main.cpuprofile (the workers' threads are not in it).
     const profDir = round === 0 ? process.env.BENCH_CPU_PROF_DIR : undefined;
     const session = profDir ? new Session() : undefined;
@@ -505,7 +505,7 @@ export async function renderBench(): Promise<string> {
   // What the service does: the same render in its worker pool (params and answer cross threads; the
   // answer comes back as its JSON bytes, as the REST route sends it), params sanitized once as the
   // handler does. Against it, the same work in-line: render + JSON.stringify + UTF-8 encoding. The pool
-  // of one worker renders on one thread, as the in-line row does: issue 9's question, whether the pool
+  // of one worker renders on one thread, as the in-line row does: the question is whether the pool
   // costs a normal template more than 10% of throughput. Alternated ROUNDS times, best of each.
   const poolInput = { ...input, params: sanitizeParams(PARAMS) };
   const utf8 = new TextEncoder();

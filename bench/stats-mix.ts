@@ -9,7 +9,7 @@ import { BENCH, rng } from './stats-data.js';
 import { pacedLoad } from './paced.js';
 import { table } from './support.js';
 
-/** Targets of issue 12 for a sustained, realistic mix. */
+/** Targets for a sustained, realistic mix (BENCHMARKS.md, "At a glance"). */
 const TARGET_RATE = 1_000;
 const TARGET_P99_MS = 50;
 const CONNECTIONS = 32;
@@ -143,7 +143,7 @@ export async function warmList(origin: string, apiBase: string, settled: () => P
 }
 
 /**
- * Sustained mix over HTTP (issue 12): 80% repeats of a dashboard-like set, 20% distinct periods and
+ * Sustained mix over HTTP: 80% repeats of a dashboard-like set, 20% distinct periods and
  * workflow subsets, from autocannon in a child process; with the answer cache off (before) and on,
  * at the highest rate it sustains (no rate limit) and at the target's offered rate. Each run starts
  * with an empty cache.

@@ -52,7 +52,7 @@ function verdict(
 
 /** Stats latency over 365 days at 1M and 10M raw records, API against its bare SQL in the same run. */
 export async function statsBench(
-  // BENCH_STATS_MAX=1000000: stop at 1M (issue 20's rows are for 1M records; loading 10M takes minutes).
+  // BENCH_STATS_MAX=1000000: stop at 1M (the many-tenants rows are for 1M records; loading 10M takes minutes).
   sizes = [1_000_000, 10_000_000].filter((n) => n <= Number(process.env.BENCH_STATS_MAX ?? Infinity)),
   runs = 200,
 ): Promise<string> {

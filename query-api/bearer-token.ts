@@ -10,7 +10,7 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
  * or decompress a body. A missing or wrong token is a 401 with `message`, and the connection is closed
  * after it (`Connection: close`): the body is never read, where Node would otherwise drain it before
  * the next request, and a caller without the token could hold the connection until the request deadline
- * (1,000 such requests kept every connection busy, issue 32).
+ * (1,000 such requests kept every connection busy).
  */
 export function requireBearer(token: string, message: string) {
   const expected = digest(token);

@@ -21,7 +21,7 @@ const SWEEP_MS = 1_000;
  *   a `Connection: close` answer) and the answer is handed to the system, the client has `closeGraceMs`
  *   to read it and close; then the socket is destroyed. Node only half-closes such a socket and waits for
  *   the client's end, so a client that never read kept it, and its place under HTTP_MAX_CONNECTIONS,
- *   for ever (issue 32: 1,000 of them took the service down). Destroying at once instead could reset
+ *   for ever (1,000 of them took the service down). Destroying at once instead could reset
  *   the connection before the answer was read, when the client is still sending.
  * - an answer the client does not read: bytes waiting to be sent and not one of them taken for
  *   `stallMs` (a keep-alive socket with a large answer, or many pipelined ones, never read);
