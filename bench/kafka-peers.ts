@@ -218,6 +218,11 @@ export interface EngineResult {
   /** From the first stored row to the last: the streaming rate alone. */
   steady?: number;
   stored: number;
+  /**
+   * CPU of this process (all its threads: the embedded engine's consumer and inserts, and this bench's
+   * polling) per record over the streaming part, µs: what the worker's `cpuUsPerRecord` is for ours.
+   */
+  cpuUsPerRecord?: number;
   note: string;
 }
 
@@ -267,14 +272,20 @@ export async function kafkaEngine(
   await db.command(`CREATE MATERIALIZED VIEW ke_mv TO ${TARGET} AS ${TO_EVENTS}`);
   let n = 0;
   let last = t0;
-  let first = { at: 0, n: 0 };
+  let first = { at: 0, n: 0, cpu: 0 };
+  let lastCpu = 0;
+  const cpuUs = () => {
+    const { user, system } = process.cpuUsage();
+    return user + system;
+  };
   while (Date.now() - t0 < capMs && n < total) {
     await sleep(250);
     const now = await stored(db);
     if (now > n) {
       n = now;
       last = Date.now();
-      if (!first.at) first = { at: last, n };
+      lastCpu = cpuUs();
+      if (!first.at) first = { at: last, n, cpu: lastCpu };
     }
     if (n === 0 && Date.now() - t0 > startMs) break;
   }
@@ -283,6 +294,7 @@ export async function kafkaEngine(
       mode: 'background',
       rate: n / ((last - t0) / 1000),
       steady: n > first.n ? (n - first.n) / ((last - first.at) / 1000) : undefined,
+      cpuUsPerRecord: n > first.n ? (lastCpu - first.cpu) / (n - first.n) : undefined,
       stored: n,
       note: n < total ? `only ${n} of ${total} stored within ${capMs / 1000} s` : '',
     };

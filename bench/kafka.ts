@@ -205,7 +205,13 @@ export async function kafkaBench(
 
   // Peer: ClickHouse's own Kafka engine, same chDB, same topic, same broker.
   const engine = e2eOnly
-    ? { mode: 'skipped', rate: undefined, steady: undefined, note: 'not run (BENCH_KAFKA_E2E_ONLY)' }
+    ? {
+        mode: 'skipped',
+        rate: undefined,
+        steady: undefined,
+        cpuUsPerRecord: undefined,
+        note: 'not run (BENCH_KAFKA_E2E_ONLY)',
+      }
     : await kafkaEngine(svc.db, brokers, topics.events, total);
   console.error(`kafka bench: Kafka engine ${engine.mode} ${fmtRate(engine.rate ?? 0)}/s ${engine.note}`);
   await svc.close();
@@ -312,6 +318,20 @@ export async function kafkaBench(
           '',
           `≥ ${TARGET.ofEngine * 100}%`,
           peer ? verdict(e2e >= TARGET.ofEngine * peer) : 'not measured',
+        ],
+        [
+          'CPU a record, streaming part: the worker process (all its threads, its engine included) / the Kafka engine peer (the bench process: its engine consuming and inserting); the broker in neither',
+          `${cpuUsPerRecord.toFixed(1)} µs / ${engine.cpuUsPerRecord?.toFixed(1) ?? 'n/a'} µs`,
+          '',
+          '',
+          '(reported)',
+        ],
+        [
+          "the peer's CPU a record / the worker's: the share of the peer's rate the worker reaches where both are bound by the same cores",
+          engine.cpuUsPerRecord ? pct(engine.cpuUsPerRecord / cpuUsPerRecord) : 'n/a',
+          '',
+          '',
+          '(the limit by itself: the work a record costs)',
         ],
         [
           'end to end / kafkajs consumption alone (streaming rates)',
