@@ -1,7 +1,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { startClickHouseServer } from '../scripts/clickhouse-server.mjs';
 import type { Message } from 'kafkajs';
-import { localDate } from '../shared/dates.js';
+import { addDays, localDate } from '../shared/dates.js';
+import { listScopes, READ_SETTINGS, statsSql } from '../shared/clickhouse/stats-store.js';
 import { checkRecord, type MailstatsRecord } from '../shared/records/index.js';
 import type { Service } from '../service/start.js';
 import {
@@ -242,10 +243,12 @@ function activityRecords(
   return out;
 }
 
-/** The answer rows (daily_scopes) a batch's day recompute writes: one per shape its tuples name. */
+/**
+ * The answer rows (daily_scopes) a batch's day recompute writes: one per shape its tuples name (all
+ * workflows, a workflow, a trigger; no (workflow, trigger) rows since issue 34: read from daily_sets).
+ */
 const SCOPE_ROWS = `
   SELECT uniqExact(list_id, gen, day) + uniqExact(list_id, gen, day, workflow_id)
-    + uniqExactIf((list_id, gen, day, workflow_id, trigger_id), trigger_id != 0)
     + uniqExactIf((list_id, gen, day, trigger_id), trigger_id != 0) AS n
   FROM ingest_batches WHERE batch_id = {batch:String}`;
 
@@ -326,8 +329,14 @@ async function pipelineAlone(svc: Service, batches: MailstatsRecord[][]): Promis
 }
 
 /** Sequential distinct stats requests (answer cache off) for one list: latencies in ms, sorted. */
-async function distinctStats(svc: Service, listId: number, today: string, runs: number): Promise<number[]> {
-  const paths = distinctSet(today, runs + 20, 99).map(
+async function distinctStats(
+  svc: Service,
+  listId: number,
+  today: string,
+  runs: number,
+  queries = distinctSet(today, runs + 20, 99),
+): Promise<number[]> {
+  const paths = queries.map(
     (q) => `${svc.url}/api/1.2/rest/1/${KEY}/automation.stats.json?list_id=${listId}&${q}`,
   );
   svc.statsCache.enabled = false;
@@ -339,6 +348,71 @@ async function distinctStats(svc: Service, listId: number, today: string, runs: 
   }, runs);
   svc.statsCache.enabled = true;
   return times;
+}
+
+/** `n` distinct queries of one shape: one workflow with a trigger, random 7–120-day periods of the year. */
+function pairSet(
+  today: string,
+  n: number,
+  seed: number,
+): { workflow: number; trigger: number; from: string; to: string }[] {
+  const rnd = rng(seed);
+  const out = new Map<string, { workflow: number; trigger: number; from: string; to: string }>();
+  while (out.size < n) {
+    const length = 7 + Math.floor(rnd() * 114);
+    const to = addDays(today, -Math.floor(rnd() * (BENCH.days - length)));
+    const q = {
+      workflow: 1 + Math.floor(rnd() * BENCH.workflows),
+      trigger: 1 + Math.floor(rnd() * BENCH.triggers),
+      from: addDays(to, -(length - 1)),
+      to,
+    };
+    out.set(JSON.stringify(q), q);
+  }
+  return [...out.values()];
+}
+
+/**
+ * The read of the shape issue 34 stopped precomputing, for one list: one workflow with a trigger over
+ * HTTP (answer cache off; held day rows as the service is configured), the engine statement alone
+ * (`statsSql`, as held rows off would run it), and reading the list's held rows (`listScopes`, which now
+ * computes the pairs from daily_sets), ms sorted.
+ */
+async function pairReads(
+  svc: Service,
+  listId: number,
+  today: string,
+  runs: number,
+): Promise<{ http: number[]; engine: number[]; load: number[] }> {
+  const queries = pairSet(today, runs + 20, 98);
+  const http = await distinctStats(
+    svc,
+    listId,
+    today,
+    runs,
+    queries.map(
+      (q) => `start_date=${q.from}&stop_date=${q.to}&workflow_ids=${q.workflow}&trigger_id=${q.trigger}`,
+    ),
+  );
+  let i = 0;
+  const engine = await measure(async () => {
+    const q = queries[i++ % queries.length]!;
+    const { sql, params } = statsSql({
+      listId,
+      workflowIds: [q.workflow],
+      triggerId: q.trigger,
+      from: q.from,
+      to: q.to,
+    });
+    await svc.db.read(sql, params, READ_SETTINGS);
+  }, runs);
+  const [row] = await svc.db.query<{ gen: number }>(
+    'SELECT toUInt64(max(gen)) AS gen FROM list_dating WHERE list_id = {list:UInt64} AND done = 1',
+    { list: listId },
+    { output_format_json_quote_64bit_integers: 0 },
+  );
+  const load = await measure(() => listScopes(svc.db, listId, row?.gen ?? 0), 5, 1);
+  return { http, engine, load };
 }
 
 /**
@@ -446,6 +520,7 @@ export async function tenantsBench(
   );
   for (const t of ['daily_sets', 'daily_scopes']) await one.db.command(`OPTIMIZE TABLE ${t} FINAL`);
   const oneStats = await distinctStats(one, BENCH.listId, today, runs);
+  const onePairs = await pairReads(one, BENCH.listId, today, runs);
   const oneAlone = await pipelineAlone(
     one,
     activityRecords(ALONE, today, 'w', () => BENCH.listId),
@@ -506,7 +581,37 @@ export async function tenantsBench(
       p50 <= TARGET.statsP50Over * oneP50 ? 'met' : '**missed**',
     ]);
   }
+  // The shape no longer precomputed (issue 34): its reads, busiest list against the one list.
+  const manyPairs = await pairReads(many, 1, today, runs);
+  const p = (t: number[]) => `${fmt(percentile(t, 50))} / ${fmt(percentile(t, 99))}`;
+  rows.push(
+    [
+      'distinct stats of one workflow with a trigger only (answered from daily_sets, issue 34), the busiest list, p50 / p99 ms',
+      p(manyPairs.http),
+      `one list: ${p(onePairs.http)}`,
+      '',
+      '(reported)',
+    ],
+    [
+      'the same queries, the engine statement alone (held rows off), the busiest list, p50 / p99 ms',
+      p(manyPairs.engine),
+      `one list: ${p(onePairs.engine)}`,
+      '',
+      '(reported)',
+    ],
+    [
+      "a list's held day rows read whole (listScopes, the pairs computed from daily_sets), the busiest list, median of 5 ms",
+      fmt(percentile(manyPairs.load, 50)),
+      `one list: ${fmt(percentile(onePairs.load, 50))}`,
+      '',
+      '(reported)',
+    ],
+  );
   await many.close();
+  // BENCH_TENANTS_EMBEDDED_ONLY=1: the embedded HTTP, pipeline-alone and stats rows alone (no Kafka, no
+  // server mode), for quick iterations on the write and read of the answer rows.
+  if (process.env.BENCH_TENANTS_EMBEDDED_ONLY === '1')
+    return table(['path', 'measured', 'peer (same run)', 'target', 'verdict'], rows);
 
   // Over Kafka: the same pair, the worker as its own process (as bench/kafka.ts runs it), one list
   // first, then the 10,000 lists drawn by the same Zipf sequence as the HTTP row.
