@@ -87,23 +87,33 @@ export type ScopeDay = DayCounters & { workflow_id: number; trigger_id: number }
 
 /**
  * Every precomputed answer of a list in generation `gen` — its daily_scopes rows of all workflows, of
- * each workflow and of each trigger — and each (workflow, trigger) pair's answers computed from its
- * daily_sets rows (not precomputed, see `statsSql`), by scope and day: what `statsSql` reads a slice
- * of. A (workflow, trigger) row an older version precomputed in daily_scopes is left out: it is not
- * rewritten any more, so it may be stale.
+ * each workflow and of each trigger — by scope and day: what `statsSql` reads a slice of. A (workflow,
+ * trigger) row an older version precomputed is left out: it is not rewritten any more, so it may be
+ * stale (`listPairs` computes that shape).
  */
 export function listScopes(db: Db, listId: number, gen: number): Promise<ScopeDay[]> {
   return db.read<ScopeDay>(
-    `SELECT * FROM (
-       SELECT workflow_id, trigger_id, toString(day) AS date, ${SCOPE_COUNTERS.join(', ')}, value_ron, value_eur
-       FROM daily_scopes FINAL
-       WHERE list_id = {list:UInt64} AND gen = {gen:UInt64} AND (workflow_id = 0 OR trigger_id = 0)
-       UNION ALL
-       SELECT workflow_id, trigger_id, toString(day) AS date, ${STATS_SELECT}
-       FROM daily_sets
-       WHERE list_id = {list:UInt64} AND gen = {gen:UInt64} AND trigger_id != 0
-       GROUP BY workflow_id, trigger_id, day
-     ) ORDER BY workflow_id, trigger_id, date`,
+    `SELECT workflow_id, trigger_id, toString(day) AS date, ${SCOPE_COUNTERS.join(', ')}, value_ron, value_eur
+     FROM daily_scopes FINAL
+     WHERE list_id = {list:UInt64} AND gen = {gen:UInt64} AND (workflow_id = 0 OR trigger_id = 0)
+     ORDER BY workflow_id, trigger_id, day`,
+    { list: listId, gen },
+    READ_SETTINGS,
+  );
+}
+
+/**
+ * Each (workflow, trigger) pair's answers of a list in generation `gen`, by pair and day, computed from
+ * daily_sets (not precomputed, see `statsSql`): what `statsSql` computes for one workflow with a trigger,
+ * for every pair and day at once.
+ */
+export function listPairs(db: Db, listId: number, gen: number): Promise<ScopeDay[]> {
+  return db.read<ScopeDay>(
+    `SELECT workflow_id, trigger_id, toString(day) AS date, ${STATS_SELECT}
+     FROM daily_sets
+     WHERE list_id = {list:UInt64} AND gen = {gen:UInt64} AND trigger_id != 0
+     GROUP BY workflow_id, trigger_id, day
+     ORDER BY workflow_id, trigger_id, day`,
     { list: listId, gen },
     READ_SETTINGS,
   );
