@@ -37,7 +37,7 @@ const PARTITIONS = 3;
 const PRODUCE_BATCH = 10_000;
 
 /** List ids by Zipf's law (s = 1): rank k draws ∝ 1/k, so the busiest list has ~10% of the records. */
-function zipf(n: number, seed: number): () => number {
+export function zipf(n: number, seed: number): () => number {
   const cdf = new Float64Array(n);
   let sum = 0;
   for (let k = 1; k <= n; k++) cdf[k - 1] = sum += 1 / k;
@@ -75,7 +75,7 @@ function catalogRecords(lists: number): CatalogEntry[] {
   return records;
 }
 
-function catalogBodies(lists: number, bodyRecords = CATALOG_BODY_RECORDS): string[] {
+export function catalogBodies(lists: number, bodyRecords = CATALOG_BODY_RECORDS): string[] {
   const records = catalogRecords(lists);
   const out: string[] = [];
   for (let i = 0; i < records.length; i += bodyRecords)
@@ -92,13 +92,13 @@ function catalogBodies(lists: number, bodyRecords = CATALOG_BODY_RECORDS): strin
  * The one-list bench's records (bench/stats-data.ts), each moved to a list drawn by `listOf`, in
  * bodies made one at a time (10M records would not fit in memory at once).
  */
-function* activityBodies(total: number, today: string, listOf: () => number): Generator<string> {
+export function* activityBodies(total: number, today: string, listOf: () => number): Generator<string> {
   for (const batch of benchBatches(total, BODY_RECORDS, 't', today))
     yield batch.map(({ record }) => JSON.stringify({ ...record, list_id: listOf() })).join('\n');
 }
 
 /** Sequential POST /ingest of `bodies`: records/s over the time spent in requests (not in making bodies). */
-async function post(svc: Service, bodies: Iterable<string>): Promise<number> {
+export async function post(svc: Service, bodies: Iterable<string>): Promise<number> {
   let records = 0;
   let ms = 0;
   for (const body of bodies) {
@@ -225,7 +225,7 @@ async function kafkaRun(
 }
 
 /** Records already validated, for the pipeline alone: as POST /ingest hands them over after parsing. */
-function activityRecords(
+export function activityRecords(
   total: number,
   today: string,
   prefix: string,
