@@ -1,7 +1,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { startClickHouseServer } from '../scripts/clickhouse-server.mjs';
 import type { Message } from 'kafkajs';
-import { localDate } from '../shared/dates.js';
+import { addDays, localDate } from '../shared/dates.js';
+import { listPairs, listScopes, READ_SETTINGS, statsSql } from '../shared/clickhouse/stats-store.js';
 import { checkRecord, type MailstatsRecord } from '../shared/records/index.js';
 import type { Service } from '../service/start.js';
 import {
@@ -36,7 +37,7 @@ const PARTITIONS = 3;
 const PRODUCE_BATCH = 10_000;
 
 /** List ids by Zipf's law (s = 1): rank k draws ∝ 1/k, so the busiest list has ~10% of the records. */
-function zipf(n: number, seed: number): () => number {
+export function zipf(n: number, seed: number): () => number {
   const cdf = new Float64Array(n);
   let sum = 0;
   for (let k = 1; k <= n; k++) cdf[k - 1] = sum += 1 / k;
@@ -74,7 +75,7 @@ function catalogRecords(lists: number): CatalogEntry[] {
   return records;
 }
 
-function catalogBodies(lists: number, bodyRecords = CATALOG_BODY_RECORDS): string[] {
+export function catalogBodies(lists: number, bodyRecords = CATALOG_BODY_RECORDS): string[] {
   const records = catalogRecords(lists);
   const out: string[] = [];
   for (let i = 0; i < records.length; i += bodyRecords)
@@ -91,13 +92,13 @@ function catalogBodies(lists: number, bodyRecords = CATALOG_BODY_RECORDS): strin
  * The one-list bench's records (bench/stats-data.ts), each moved to a list drawn by `listOf`, in
  * bodies made one at a time (10M records would not fit in memory at once).
  */
-function* activityBodies(total: number, today: string, listOf: () => number): Generator<string> {
+export function* activityBodies(total: number, today: string, listOf: () => number): Generator<string> {
   for (const batch of benchBatches(total, BODY_RECORDS, 't', today))
     yield batch.map(({ record }) => JSON.stringify({ ...record, list_id: listOf() })).join('\n');
 }
 
 /** Sequential POST /ingest of `bodies`: records/s over the time spent in requests (not in making bodies). */
-async function post(svc: Service, bodies: Iterable<string>): Promise<number> {
+export async function post(svc: Service, bodies: Iterable<string>): Promise<number> {
   let records = 0;
   let ms = 0;
   for (const body of bodies) {
@@ -224,7 +225,7 @@ async function kafkaRun(
 }
 
 /** Records already validated, for the pipeline alone: as POST /ingest hands them over after parsing. */
-function activityRecords(
+export function activityRecords(
   total: number,
   today: string,
   prefix: string,
@@ -242,10 +243,12 @@ function activityRecords(
   return out;
 }
 
-/** The answer rows (daily_scopes) a batch's day recompute writes: one per shape its tuples name. */
+/**
+ * The answer rows (daily_scopes) a batch's day recompute writes: one per shape its tuples name (all
+ * workflows, a workflow, a trigger; no (workflow, trigger) rows since issue 34: read from daily_sets).
+ */
 const SCOPE_ROWS = `
   SELECT uniqExact(list_id, gen, day) + uniqExact(list_id, gen, day, workflow_id)
-    + uniqExactIf((list_id, gen, day, workflow_id, trigger_id), trigger_id != 0)
     + uniqExactIf((list_id, gen, day, trigger_id), trigger_id != 0) AS n
   FROM ingest_batches WHERE batch_id = {batch:String}`;
 
@@ -326,8 +329,14 @@ async function pipelineAlone(svc: Service, batches: MailstatsRecord[][]): Promis
 }
 
 /** Sequential distinct stats requests (answer cache off) for one list: latencies in ms, sorted. */
-async function distinctStats(svc: Service, listId: number, today: string, runs: number): Promise<number[]> {
-  const paths = distinctSet(today, runs + 20, 99).map(
+async function distinctStats(
+  svc: Service,
+  listId: number,
+  today: string,
+  runs: number,
+  queries = distinctSet(today, runs + 20, 99),
+): Promise<number[]> {
+  const paths = queries.map(
     (q) => `${svc.url}/api/1.2/rest/1/${KEY}/automation.stats.json?list_id=${listId}&${q}`,
   );
   svc.statsCache.enabled = false;
@@ -339,6 +348,72 @@ async function distinctStats(svc: Service, listId: number, today: string, runs: 
   }, runs);
   svc.statsCache.enabled = true;
   return times;
+}
+
+/** `n` distinct queries of one shape: one workflow with a trigger, random 7–120-day periods of the year. */
+function pairSet(
+  today: string,
+  n: number,
+  seed: number,
+): { workflow: number; trigger: number; from: string; to: string }[] {
+  const rnd = rng(seed);
+  const out = new Map<string, { workflow: number; trigger: number; from: string; to: string }>();
+  while (out.size < n) {
+    const length = 7 + Math.floor(rnd() * 114);
+    const to = addDays(today, -Math.floor(rnd() * (BENCH.days - length)));
+    const q = {
+      workflow: 1 + Math.floor(rnd() * BENCH.workflows),
+      trigger: 1 + Math.floor(rnd() * BENCH.triggers),
+      from: addDays(to, -(length - 1)),
+      to,
+    };
+    out.set(JSON.stringify(q), q);
+  }
+  return [...out.values()];
+}
+
+/**
+ * The read of the shape issue 34 stopped precomputing, for one list: one workflow with a trigger over
+ * HTTP (answer cache off; held day rows as the service is configured), the engine statement alone
+ * (`statsSql`, as held rows off would run it), and reading the list's held rows (`listScopes`) and its
+ * pairs' rows (`listPairs`, computed from daily_sets, read at a first such ask), ms sorted.
+ */
+async function pairReads(
+  svc: Service,
+  listId: number,
+  today: string,
+  runs: number,
+): Promise<{ http: number[]; engine: number[]; load: number[]; pairs: number[] }> {
+  const queries = pairSet(today, runs + 20, 98);
+  const http = await distinctStats(
+    svc,
+    listId,
+    today,
+    runs,
+    queries.map(
+      (q) => `start_date=${q.from}&stop_date=${q.to}&workflow_ids=${q.workflow}&trigger_id=${q.trigger}`,
+    ),
+  );
+  let i = 0;
+  const engine = await measure(async () => {
+    const q = queries[i++ % queries.length]!;
+    const { sql, params } = statsSql({
+      listId,
+      workflowIds: [q.workflow],
+      triggerId: q.trigger,
+      from: q.from,
+      to: q.to,
+    });
+    await svc.db.read(sql, params, READ_SETTINGS);
+  }, runs);
+  const [row] = await svc.db.query<{ gen: number }>(
+    'SELECT toUInt64(max(gen)) AS gen FROM list_dating WHERE list_id = {list:UInt64} AND done = 1',
+    { list: listId },
+    { output_format_json_quote_64bit_integers: 0 },
+  );
+  const load = await measure(() => listScopes(svc.db, listId, row?.gen ?? 0), 5, 1);
+  const pairs = await measure(() => listPairs(svc.db, listId, row?.gen ?? 0), 5, 1);
+  return { http, engine, load, pairs };
 }
 
 /**
@@ -446,6 +521,7 @@ export async function tenantsBench(
   );
   for (const t of ['daily_sets', 'daily_scopes']) await one.db.command(`OPTIMIZE TABLE ${t} FINAL`);
   const oneStats = await distinctStats(one, BENCH.listId, today, runs);
+  const onePairs = await pairReads(one, BENCH.listId, today, runs);
   const oneAlone = await pipelineAlone(
     one,
     activityRecords(ALONE, today, 'w', () => BENCH.listId),
@@ -506,7 +582,37 @@ export async function tenantsBench(
       p50 <= TARGET.statsP50Over * oneP50 ? 'met' : '**missed**',
     ]);
   }
+  // The shape no longer precomputed (issue 34): its reads, busiest list against the one list.
+  const manyPairs = await pairReads(many, 1, today, runs);
+  const p = (t: number[]) => `${fmt(percentile(t, 50))} / ${fmt(percentile(t, 99))}`;
+  rows.push(
+    [
+      'distinct stats of one workflow with a trigger only (answered from daily_sets, issue 34), the busiest list, p50 / p99 ms',
+      p(manyPairs.http),
+      `one list: ${p(onePairs.http)}`,
+      '',
+      '(reported)',
+    ],
+    [
+      'the same queries, the engine statement alone (held rows off), the busiest list, p50 / p99 ms',
+      p(manyPairs.engine),
+      `one list: ${p(onePairs.engine)}`,
+      '',
+      '(reported)',
+    ],
+    [
+      "a list's held day rows read whole (listScopes), then its (workflow, trigger) rows at a first such ask (listPairs, from daily_sets), the busiest list, medians of 5, ms",
+      `${fmt(percentile(manyPairs.load, 50))}, then ${fmt(percentile(manyPairs.pairs, 50))}`,
+      `one list: ${fmt(percentile(onePairs.load, 50))}, then ${fmt(percentile(onePairs.pairs, 50))}`,
+      '',
+      '(reported)',
+    ],
+  );
   await many.close();
+  // BENCH_TENANTS_EMBEDDED_ONLY=1: the embedded HTTP, pipeline-alone and stats rows alone (no Kafka, no
+  // server mode), for quick iterations on the write and read of the answer rows.
+  if (process.env.BENCH_TENANTS_EMBEDDED_ONLY === '1')
+    return table(['path', 'measured', 'peer (same run)', 'target', 'verdict'], rows);
 
   // Over Kafka: the same pair, the worker as its own process (as bench/kafka.ts runs it), one list
   // first, then the 10,000 lists drawn by the same Zipf sequence as the HTTP row.

@@ -2,7 +2,13 @@ import { LRUCache } from 'lru-cache';
 import type { GenerationSource } from '../../shared/clickhouse/generations.js';
 import type { Db } from '../../shared/clickhouse/client.js';
 import type { DayCounters } from '../../shared/clickhouse/schema.js';
-import { listScopes, listSets, type StatsQuery } from '../../shared/clickhouse/stats-store.js';
+import {
+  listPairs,
+  listScopes,
+  listSets,
+  type ScopeDay,
+  type StatsQuery,
+} from '../../shared/clickhouse/stats-store.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/log.js';
 import type { StatsCache } from './cache.js';
@@ -22,6 +28,12 @@ interface Held {
   /** By `workflow|trigger` (0: all), days ascending. */
   scopes: Map<string, DayCounters[]>;
   rows: number;
+  /**
+   * Whether `scopes` holds the (workflow, trigger) pairs' rows too (not precomputed: computed from
+   * daily_sets, `listPairs`), read at the first workflow shape asked with a trigger: undefined until
+   * then, null when they would not fit in STATS_MEMORY_ROWS (those shapes then read the engine).
+   */
+  pairs?: true | null;
   /**
    * The subscriber sets for workflow subsets, read at the first subset asked: undefined until then,
    * null when they would not fit in STATS_MEMORY_ROWS (subsets then read the engine).
@@ -80,6 +92,13 @@ export class DayRows {
       if (!subset) this.load(q.listId);
       return undefined;
     }
+    // Workflows with a trigger: the pairs' rows, computed from the sets (~as costly as all the other
+    // rows of a list: BENCHMARKS.md), are read only once such a shape is asked.
+    if (q.workflowIds !== null && q.triggerId !== null && held.pairs !== true) {
+      if (held.pairs === undefined) this.loadPairs(q.listId, held);
+      if (subset && held.sets === undefined) this.loadSets(q.listId, held);
+      return undefined;
+    }
     if (subset) {
       if (held.sets === undefined) this.loadSets(q.listId, held);
       return held.sets
@@ -100,14 +119,7 @@ export class DayRows {
       const rows = await listScopes(this.db, listId, gen);
       if (this.versionOf(listId) !== version || (await this.generations.of(listId)) !== gen) return;
       if (rows.length > this.maxRows) return;
-      const scopes = new Map<string, DayCounters[]>();
-      for (const { workflow_id, trigger_id, ...day } of rows) {
-        const key = `${workflow_id}|${trigger_id}`;
-        let days = scopes.get(key);
-        if (!days) scopes.set(key, (days = []));
-        days.push(day);
-      }
-      this.held.set(listId, { version, gen, scopes, rows: rows.length });
+      this.held.set(listId, { version, gen, scopes: byScope(rows), rows: rows.length });
     })()
       .catch((err: unknown) => this.log.warn({ err, list_id: listId }, 'stats rows of a list not held'))
       .finally(() => this.loading.delete(listId));
@@ -116,20 +128,52 @@ export class DayRows {
 
   /** Reads the list's subscriber sets beside its held rows, in the background, under the same rule. */
   private loadSets(listId: number, held: Held): void {
-    const key = -listId - 1; // in `loading` beside the rows' reads (list ids are positive)
+    const key = -2 * listId - 1; // in `loading` beside the rows' reads (list ids are positive)
     if (this.loading.has(key)) return;
     const run = (async () => {
       const sets = await packSets(await listSets(this.db, listId, held.gen));
-      // Versions and generations only grow: unchanged now, they were unchanged while the sets were read.
-      if (this.held.peek(listId) !== held || this.versionOf(listId) !== held.version) return;
-      if ((await this.generations.of(listId)) !== held.gen) return;
-      const size = held.rows + Math.ceil(sets.ids / IDS_PER_ROW);
-      if (size > this.maxRows) held.sets = null;
-      else this.held.set(listId, { ...held, sets });
+      const now = await this.stillHeld(listId, held);
+      if (!now) return;
+      const size = now.rows + Math.ceil(sets.ids / IDS_PER_ROW);
+      if (size > this.maxRows) now.sets = null;
+      else this.held.set(listId, { ...now, sets });
     })()
       .catch((err: unknown) => this.log.warn({ err, list_id: listId }, 'subscriber sets of a list not held'))
       .finally(() => this.loading.delete(key));
     this.loading.set(key, run);
+  }
+
+  /** Reads the list's (workflow, trigger) pairs' rows into its held rows, in the background, under the same rule. */
+  private loadPairs(listId: number, held: Held): void {
+    const key = -2 * listId - 2;
+    if (this.loading.has(key)) return;
+    const run = (async () => {
+      const rows = await listPairs(this.db, listId, held.gen);
+      const now = await this.stillHeld(listId, held);
+      if (!now) return;
+      const size = now.rows + rows.length + Math.ceil((now.sets?.ids ?? 0) / IDS_PER_ROW);
+      if (size > this.maxRows) now.pairs = null;
+      else {
+        const scopes = new Map([...now.scopes, ...byScope(rows)]);
+        this.held.set(listId, { ...now, scopes, rows: now.rows + rows.length, pairs: true });
+      }
+    })()
+      .catch((err: unknown) => this.log.warn({ err, list_id: listId }, 'trigger rows of a list not held'))
+      .finally(() => this.loading.delete(key));
+    this.loading.set(key, run);
+  }
+
+  /**
+   * The list's held entry if it is still of `held`'s version and generation (then what was read at them
+   * belongs to it: versions and generations only grow, so unchanged now, they were unchanged during the
+   * read), else undefined. Another load (sets, pairs) may have replaced the entry meanwhile: it is of
+   * the same version and generation, and the caller adds to it.
+   */
+  private async stillHeld(listId: number, held: Held): Promise<Held | undefined> {
+    if ((await this.generations.of(listId)) !== held.gen || this.versionOf(listId) !== held.version)
+      return undefined;
+    const now = this.held.peek(listId);
+    return now && now.version === held.version && now.gen === held.gen ? now : undefined;
   }
 
   private versionOf(listId: number): number {
@@ -140,6 +184,18 @@ export class DayRows {
   async settled(): Promise<void> {
     while (this.loading.size > 0) await Promise.all(this.loading.values());
   }
+}
+
+/** `listScopes` / `listPairs` rows by `workflow|trigger`, days ascending within each. */
+function byScope(rows: ScopeDay[]): Map<string, DayCounters[]> {
+  const scopes = new Map<string, DayCounters[]>();
+  for (const { workflow_id, trigger_id, ...day } of rows) {
+    const key = `${workflow_id}|${trigger_id}`;
+    let days = scopes.get(key);
+    if (!days) scopes.set(key, (days = []));
+    days.push(day);
+  }
+  return scopes;
 }
 
 /** Day rows in either mode (`generations`: embedded, the writer's; server mode, read from the store). */

@@ -63,14 +63,17 @@ const VERSION = 'toUnixTimestamp64Micro(now64(6))';
 /** trigger_id 0 means "no trigger" in the data but "any trigger" in daily_scopes: keep only the latter. */
 const NOT_NO_TRIGGER = 'NOT (bitAnd(grouping(workflow_id, trigger_id), 1) = 0 AND trigger_id = 0)';
 
-/** Recompute every precomputed answer row (daily_scopes) of the (list, gen, day) triples chosen by `where`. */
+/**
+ * Recompute every precomputed answer row (daily_scopes) of the (list, gen, day) triples chosen by `where`:
+ * the shapes RECOMPUTE_BATCH writes (all workflows, each workflow, each trigger), no (workflow, trigger)
+ * rows: those are read from daily_sets (stats-store.ts).
+ */
 const recomputeScopes = (where: string) => `
   INSERT INTO daily_scopes (${SCOPE_COLUMNS})
   SELECT list_id, workflow_id, trigger_id, day, gen, ${STATS_SELECT}, ${VERSION}
   FROM daily_sets
   WHERE ${where}
-  GROUP BY GROUPING SETS ((list_id, gen, day), (list_id, gen, day, workflow_id),
-    (list_id, gen, day, workflow_id, trigger_id), (list_id, gen, day, trigger_id))
+  GROUP BY GROUPING SETS ((list_id, gen, day), (list_id, gen, day, workflow_id), (list_id, gen, day, trigger_id))
   HAVING ${NOT_NO_TRIGGER}`;
 
 /**
@@ -85,11 +88,14 @@ const inBatch = (...columns: string[]) => {
 
 /**
  * A batch's recompute: of its days, only the answer rows whose input sets the batch changed — every
- * all-workflow row of a touched day, and the rows of the workflows, (workflow, trigger) pairs and triggers
- * its records name. Another workflow's row of that day reads the same sets as before, so its stored row
- * stays right; with many lists, each with a record or two per touched day, that is about half the rows
- * (ARCHITECTURE.md, "Storage"). Each part aggregates only the rows its shapes read (columns by position:
- * 0 is "all workflows" / "any trigger").
+ * all-workflow row of a touched day, and the rows of the workflows and triggers its records name.
+ * Another workflow's row of that day reads the same sets as before, so its stored row stays right; with
+ * many lists, each with a record or two per touched day, that is about half the rows (ARCHITECTURE.md,
+ * "Storage"). No (workflow, trigger) rows: daily_sets holds that shape already at its grain (one row per
+ * type and day), so a read takes it from there (a period's engine read ~2× a precomputed one's, tens of
+ * ms), and over 10,000 lists they were a third of the rows written and ~15–35% of the recompute's time
+ * (issue 34). Each part aggregates only the rows its shapes read (columns by position: 0 is
+ * "all workflows" / "any trigger").
  */
 const RECOMPUTE_BATCH = `
   INSERT INTO daily_scopes (${SCOPE_COLUMNS})
@@ -98,11 +104,10 @@ const RECOMPUTE_BATCH = `
   WHERE ${inBatch()}
   GROUP BY list_id, gen, day
   UNION ALL
-  SELECT list_id, workflow_id, trigger_id, day, gen, ${STATS_SELECT}, ${VERSION}
+  SELECT list_id, workflow_id, 0, day, gen, ${STATS_SELECT}, ${VERSION}
   FROM daily_sets
   WHERE ${inBatch('workflow_id')}
-  GROUP BY GROUPING SETS ((list_id, gen, day, workflow_id), (list_id, gen, day, workflow_id, trigger_id))
-  HAVING ${NOT_NO_TRIGGER} AND (bitAnd(grouping(workflow_id, trigger_id), 1) = 1 OR ${inBatch('workflow_id', 'trigger_id')})
+  GROUP BY list_id, gen, day, workflow_id
   UNION ALL
   SELECT list_id, 0, trigger_id, day, gen, ${STATS_SELECT}, ${VERSION}
   FROM daily_sets

@@ -38,8 +38,11 @@ const FROM_SETS = (known: boolean) => `
   ORDER BY day`;
 
 /**
- * The SQL a stats request runs: precomputed rows for all/one workflow, a bitmap union for subsets;
- * in the list's generation `gen` when it is known, else in the current one looked up by the statement.
+ * The SQL a stats request runs: precomputed rows (daily_scopes) for all workflows and for one workflow
+ * over any trigger, a bitmap union of daily_sets for the rest: workflow subsets, and one workflow with a
+ * trigger, whose daily_sets rows are already that shape (one per type and day, found by the key's
+ * list, workflow and day), so no row is precomputed for it (event-store.ts, RECOMPUTE_BATCH). In the
+ * list's generation `gen` when it is known, else in the current one looked up by the statement.
  */
 export function statsSql(q: StatsQuery, gen?: number): { sql: string; params: Record<string, unknown> } {
   const known = gen !== undefined;
@@ -50,7 +53,7 @@ export function statsSql(q: StatsQuery, gen?: number): { sql: string; params: Re
     to: q.to,
     ...(known ? { gen } : {}),
   };
-  if (q.workflowIds === null || q.workflowIds.length === 1) {
+  if (q.workflowIds === null || (q.workflowIds.length === 1 && q.triggerId === null)) {
     return { sql: FROM_SCOPES(known), params: { ...common, workflow: q.workflowIds?.[0] ?? 0 } };
   }
   return { sql: FROM_SETS(known), params: { ...common, workflows: q.workflowIds } };
@@ -83,14 +86,33 @@ export async function readDailyStats(
 export type ScopeDay = DayCounters & { workflow_id: number; trigger_id: number };
 
 /**
- * Every daily_scopes row of a list in generation `gen` (the precomputed answers of all workflows and
- * of each workflow, with and without a trigger), by scope and day: what `FROM_SCOPES` reads a slice of.
+ * Every precomputed answer of a list in generation `gen` — its daily_scopes rows of all workflows, of
+ * each workflow and of each trigger — by scope and day: what `statsSql` reads a slice of. A (workflow,
+ * trigger) row an older version precomputed is left out: it is not rewritten any more, so it may be
+ * stale (`listPairs` computes that shape).
  */
 export function listScopes(db: Db, listId: number, gen: number): Promise<ScopeDay[]> {
   return db.read<ScopeDay>(
     `SELECT workflow_id, trigger_id, toString(day) AS date, ${SCOPE_COUNTERS.join(', ')}, value_ron, value_eur
      FROM daily_scopes FINAL
-     WHERE list_id = {list:UInt64} AND gen = {gen:UInt64}
+     WHERE list_id = {list:UInt64} AND gen = {gen:UInt64} AND (workflow_id = 0 OR trigger_id = 0)
+     ORDER BY workflow_id, trigger_id, day`,
+    { list: listId, gen },
+    READ_SETTINGS,
+  );
+}
+
+/**
+ * Each (workflow, trigger) pair's answers of a list in generation `gen`, by pair and day, computed from
+ * daily_sets (not precomputed, see `statsSql`): what `statsSql` computes for one workflow with a trigger,
+ * for every pair and day at once.
+ */
+export function listPairs(db: Db, listId: number, gen: number): Promise<ScopeDay[]> {
+  return db.read<ScopeDay>(
+    `SELECT workflow_id, trigger_id, toString(day) AS date, ${STATS_SELECT}
+     FROM daily_sets
+     WHERE list_id = {list:UInt64} AND gen = {gen:UInt64} AND trigger_id != 0
+     GROUP BY workflow_id, trigger_id, day
      ORDER BY workflow_id, trigger_id, day`,
     { list: listId, gen },
     READ_SETTINGS,

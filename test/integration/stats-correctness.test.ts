@@ -245,4 +245,47 @@ describe('automation.stats against an independent model', () => {
     ]);
     expect(await stats(20)).toEqual(expected);
   });
+
+  it("holds a list's (workflow, trigger) rows only once such a shape is asked, then answers it from memory", async () => {
+    // As after a write to the list: its held rows are read again at the next ask.
+    svc.statsCache.bump([20]);
+    const pair = {
+      listId: 20,
+      tz: 'Asia/Tokyo',
+      currency: 'EUR',
+      from: FROM,
+      to: TO,
+      workflowIds: [5],
+      triggerId: 100,
+    };
+    svc.statsCache.enabled = false;
+    const reads: string[] = [];
+    svc.db.faultInjector = async (what) => void reads.push(what);
+    try {
+      await stats(20);
+      await svc.dayRows!.settled();
+      // The engine's answer and the held rows' read: daily_scopes only, no pair computed from the sets.
+      const scopesReads = reads.filter(
+        (s) => !/ FROM catalog\b/.test(s) && !isCatalogPoll(s) && !isChangePoll(s),
+      );
+      expect(scopesReads.filter((s) => /daily_scopes/.test(s))).toHaveLength(2);
+      expect(scopesReads.filter((s) => /daily_sets/.test(s))).toEqual([]);
+      reads.length = 0;
+      expect(await stats(20, '&workflow_ids=5&trigger_id=100')).toEqual(expectedStats(model, pair));
+      await svc.dayRows!.settled();
+      // The engine answered (from the sets), and the list's pairs were read beside its held rows.
+      expect(reads.filter((s) => /GROUP BY workflow_id, trigger_id, day/.test(s))).toHaveLength(1);
+      reads.length = 0;
+      expect(await stats(20, '&workflow_ids=5&trigger_id=100')).toEqual(expectedStats(model, pair));
+      expect(await stats(20, '&workflow_ids=6&trigger_id=100')).toEqual(
+        expectedStats(model, { ...pair, workflowIds: [6] }),
+      );
+      expect(
+        reads.filter((s) => !/ FROM catalog\b/.test(s) && !isCatalogPoll(s) && !isChangePoll(s)),
+      ).toEqual([]);
+    } finally {
+      svc.db.faultInjector = undefined;
+      svc.statsCache.enabled = true;
+    }
+  });
 });
