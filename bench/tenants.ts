@@ -245,7 +245,7 @@ export function activityRecords(
 
 /**
  * The answer rows (daily_scopes) a batch's day recompute writes: one per shape its tuples name (all
- * workflows, a workflow, a trigger; no (workflow, trigger) rows since issue 34: read from daily_sets).
+ * workflows, a workflow, a trigger; no (workflow, trigger) rows: those are read from daily_sets).
  */
 const SCOPE_ROWS = `
   SELECT uniqExact(list_id, gen, day) + uniqExact(list_id, gen, day, workflow_id)
@@ -373,7 +373,7 @@ function pairSet(
 }
 
 /**
- * The read of the shape issue 34 stopped precomputing, for one list: one workflow with a trigger over
+ * The read of the shape no longer precomputed, for one list: one workflow with a trigger over
  * HTTP (answer cache off; held day rows as the service is configured), the engine statement alone
  * (`statsSql`, as held rows off would run it), and reading the list's held rows (`listScopes`) and its
  * pairs' rows (`listPairs`, computed from daily_sets, read at a first such ask), ms sorted.
@@ -419,7 +419,7 @@ async function pairReads(
 /**
  * The POST /ingest pair (one list, then 10,000 lists drawn by `listOf`) against a real ClickHouse server
  * (scripts/clickhouse-server.mjs, a database of its own per service): the same bodies as the embedded
- * rows, the service in this process as there. Reported beside the embedded rows (issue 34).
+ * rows, the service in this process as there. Reported beside the embedded rows.
  */
 async function serverModeRun(
   total: number,
@@ -491,10 +491,10 @@ function serverRows(
 }
 
 /**
- * Many tenants (issue 20): the catalog of 10,000 lists, then 1M records over them (Zipf) against the
+ * Many tenants: the catalog of 10,000 lists, then 1M records over them (Zipf) against the
  * same records on one list, over POST /ingest and over Kafka, and distinct stats reads of the busiest
  * list against the one list's, each pair in this same run. BENCH_TENANTS_RECORDS sets the records
- * (e.g. 10000000 for the issue's 10M run).
+ * (e.g. 10000000 for a 10M run).
  */
 export async function tenantsBench(
   total = Number(process.env.BENCH_TENANTS_RECORDS ?? 1_000_000),
@@ -582,12 +582,12 @@ export async function tenantsBench(
       p50 <= TARGET.statsP50Over * oneP50 ? 'met' : '**missed**',
     ]);
   }
-  // The shape no longer precomputed (issue 34): its reads, busiest list against the one list.
+  // The shape no longer precomputed: its reads, busiest list against the one list.
   const manyPairs = await pairReads(many, 1, today, runs);
   const p = (t: number[]) => `${fmt(percentile(t, 50))} / ${fmt(percentile(t, 99))}`;
   rows.push(
     [
-      'distinct stats of one workflow with a trigger only (answered from daily_sets, issue 34), the busiest list, p50 / p99 ms',
+      'distinct stats of one workflow with a trigger only (answered from daily_sets), the busiest list, p50 / p99 ms',
       p(manyPairs.http),
       `one list: ${p(onePairs.http)}`,
       '',
