@@ -23,6 +23,18 @@ const FAULT_AND_STORAGE_SUITES = [
     'batch-scopes',
     'pipeline-slices',
     'migration-lock',
+    'server-startup',
+    'ingest-role',
+    'catalog-skew',
+    'catalog-ops',
+    'production-start',
+    'ops',
+    'lifecycle-import',
+    'kafka-broker-restart',
+    'kafka-lifecycle',
+    'kafka-commit-failure',
+    'kafka-poison-catalog',
+    'kafka-offsets-restart',
   ].map((name) => `test/integration/${name}.test.ts`),
 ];
 

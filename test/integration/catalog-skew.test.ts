@@ -1,4 +1,4 @@
-// Modes: embedded only — not yet run against a server (issue 31: not in SERVER_SUITES)
+// Modes: embedded and server
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestService, tenant, type TestService } from '../support/service.js';
 

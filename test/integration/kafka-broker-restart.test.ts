@@ -1,4 +1,4 @@
-// Modes: embedded only — the Kafka broker restarted under the worker; not yet run against a server (issue 31: not in SERVER_SUITES)
+// Modes: embedded and server
 import { afterAll, describe, expect, inject, it, vi } from 'vitest';
 import { startKafkaBroker, type KafkaBroker } from '../../scripts/kafka/broker.mjs';
 import { expectedStats } from '../support/expected-stats.js';

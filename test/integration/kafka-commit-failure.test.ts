@@ -1,4 +1,4 @@
-// Modes: embedded only — not yet run against a server (issue 31: not in SERVER_SUITES)
+// Modes: embedded and server
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { IngestWorker } from '../../ingest/kafka/worker.js';
 import { createKafka } from '../../ingest/kafka/topics.js';

@@ -1,4 +1,4 @@
-// Modes: embedded only — start-up and shutdown of child processes on DATA_DIR; not yet run against a server (issue 31: not in SERVER_SUITES)
+// Modes: embedded and server
 // docs/operations.md "Start-up" and "Shutdown": the query API does not wait for the consumer group (nor
 // for Kafka at all), POST /ingest answers 503 while no producer is ready, and SIGTERM stops the process
 // within 10 s whatever does not answer.

@@ -1,4 +1,4 @@
-// Modes: embedded only — not yet run against a server (issue 31: not in SERVER_SUITES)
+// Modes: embedded and server
 // docs/records.md "Counted once": a partition's offsets start again from 0 (here: the broker is replaced
 // by a fresh one while DATA_DIR is kept, as `npm run kafka:start` does on every run). The offset ranges
 // recorded for the old partitions must not wedge the new ones, nor make ClickHouse drop new records as

@@ -1,4 +1,4 @@
-// Modes: embedded only — not yet run against a server (issue 31: not in SERVER_SUITES); lifecycle-import-kill runs there
+// Modes: embedded and server
 import {
   existsSync,
   mkdtempSync,

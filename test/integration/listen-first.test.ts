@@ -1,4 +1,4 @@
-// Modes: embedded only — not yet run against a server (issue 31: not in SERVER_SUITES)
+// Modes: embedded only — ClickHouse is a loopback port nobody listens on (server-mode start-up before a server answers); no project's store is used
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createNetServer } from 'node:net';
 import { resolve } from 'node:path';

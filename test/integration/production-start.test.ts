@@ -1,4 +1,4 @@
-// Modes: embedded only — not yet run against a server (issue 31: not in SERVER_SUITES)
+// Modes: embedded and server
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it, vi } from 'vitest';
-import { startTestService } from '../support/service.js';
+import { serverEnv, startTestService } from '../support/service.js';
 
 const root = resolve(import.meta.dirname, '../..');
 
@@ -70,6 +70,8 @@ describe('production start: npm run build, then node dist/main.js', () => {
         PORT: String(port),
         SEED_DEMO: 'false',
         LOG_LEVEL: 'info',
+        // The `server` project: the compiled start against the run's server (a database of its own).
+        ...serverEnv(),
       },
     });
     let out = '';

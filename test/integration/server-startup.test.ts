@@ -1,4 +1,4 @@
-// Modes: embedded only — not yet run against a server (issue 31: not in SERVER_SUITES)
+// Modes: embedded and server
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -12,6 +12,7 @@ import { isSupportedServerVersion, openDb } from '../../shared/clickhouse/client
 import { loadConfig } from '../../shared/config.js';
 import { PermanentError } from '../../shared/retry.js';
 import { startService } from '../../service/start.js';
+import { serverEnv } from '../support/service.js';
 
 const root = resolve(import.meta.dirname, '../..');
 
@@ -172,8 +173,9 @@ describe('stopping during the start-up recovery', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mailstats-stop-'));
     try {
       const { log, lines } = capturingLog();
+      // On the run's server in the `server` project (a database of its own), else on the embedded engine.
       const svc = await startService(
-        loadConfig({ DATA_DIR: dir, SEED_DEMO: 'false', LOG_LEVEL: 'info' }),
+        loadConfig({ DATA_DIR: dir, SEED_DEMO: 'false', LOG_LEVEL: 'info', ...serverEnv() }),
         log,
       );
       await svc.close(); // at once: the recovery is still queued or running
