@@ -1,4 +1,4 @@
-// Modes: embedded only — asserts embedded internals (the day rows held in memory, statements); answers in server mode are api-contract's
+// Modes: embedded and server — answers against an independent model, and the day rows held in memory in each mode
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedStats, type RawActivity } from '../support/expected-stats.js';
 import { startTestService, tenant, type TestService } from '../support/service.js';
