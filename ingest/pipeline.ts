@@ -45,7 +45,7 @@ export class Pipeline {
    * joins them (a group commit), up to INGEST_BATCH_SIZE records. Each write keeps its own token and is
    * stored as it would be alone (`EventStore.writeAll`); they share a write's fixed costs — the dedup
    * look-up and the day recompute, which cost about as much for a 10,000-record batch as for 100,000 — so
-   * a worker's Kafka partitions, or concurrent bodies, no longer pay them each (BENCHMARKS.md, Kafka).
+   * concurrent bodies, or a worker's partitions whose chunks queue, no longer pay them each.
    */
   private open: { parts: WritePart[]; records: number; run: Promise<void> } | undefined;
   /**
