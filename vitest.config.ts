@@ -17,6 +17,7 @@ const FAULT_AND_STORAGE_SUITES = [
     'lifecycle-import-kill',
     'lifecycle-erase-kill',
     'redating-kills',
+    'redate-retry',
     'kafka-ingest',
     'dedup-ledger',
     'list-redating',

@@ -281,12 +281,18 @@ export class EventStore {
           .update(fresh.map((a) => a.record.event_id).join('\n'))
           .digest('hex');
       await this.db.insertEncoded('events', EVENT_COLUMNS, payload, blockToken);
-      // Before the ids are taken: after a crash here the retry comes back through this check. Not in
-      // embedded mode: there no claim falls between a writer's dating and its insert (one process, writes
-      // queued), and a re-dating after a first attempt kept by its token started after that insert, so
-      // it read those rows (ARCHITECTURE.md, "Re-dating a list").
-      if (onStale && !this.soleWriter) {
-        const stale = await this.staleLists(batchId, fresh);
+      // Before the ids are taken: after a crash here the retry comes back through this check. A retry
+      // whose first attempt's `events` rows are kept by the token, in a generation older than the one
+      // this attempt was dated in, must re-date the list once more: the view's block of this attempt is
+      // deduplicated per partition of daily_sets (a month of `day`, which the new zone moves), and is not
+      // at all when the first attempt died between the events part and the view's, so it may land in
+      // the new generation, which the re-dating already built from those events rows — counted twice
+      // (ARCHITECTURE.md, "Counted once"). The next generation is built from `events` alone. Embedded,
+      // only rows of a list re-dated at least once can be such a retry (a list's first generation is
+      // 1, and every write is dated in a claimed generation): the others cost nothing here.
+      if (onStale) {
+        const check = this.soleWriter ? fresh.filter((a) => (a.gen ?? 0) >= 2) : fresh;
+        const stale = check.length > 0 ? await this.staleLists(batchId, check) : [];
         if (stale.length > 0) await onStale(stale);
       }
       // Ledger next, before the next batch's insert: see the event_ids table. The ids found fresh above,

@@ -67,7 +67,13 @@ const access = (list: number) => [
   { type: 'user', user_id: USER, api_key_sha256: sha256(KEY) },
   { type: 'list_access', user_id: USER, list_id: list, granted: true },
 ];
-const listRecord = (list: number) => ({ type: 'list', list_id: list, name: 'la', timezone: ZONE, currency: 'RON' });
+const listRecord = (list: number) => ({
+  type: 'list',
+  list_id: list,
+  name: 'la',
+  timezone: ZONE,
+  currency: 'RON',
+});
 
 async function expectCountedOnce(node: Restartable, list: number, model: RawActivity[]) {
   const q = { listId: list, tz: ZONE, currency: 'RON', from: FROM, to: TO };
