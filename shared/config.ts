@@ -105,8 +105,12 @@ const envSchema = z.object({
    * it must hold KAFKA_BATCH_MAX_RECORDS of your records for writes to be full.
    */
   KAFKA_FETCH_MAX_BYTES: int(DEFAULT_FETCH_MAX_BYTES, 1024 * 1024, 1024 * 1024 * 1024),
-  /** How long the group waits for a silent worker (e.g. one killed) before handing its partitions on. */
-  KAFKA_SESSION_TIMEOUT_MS: int(30_000, 6_000, 300_000),
+  /**
+   * How long the group waits for a silent worker (e.g. one killed) before handing its partitions on; a
+   * worker restarted after a SIGKILL waits that long for its first commit. 6 s: the broker's default
+   * group.min.session.timeout.ms (docs/configuration.md).
+   */
+  KAFKA_SESSION_TIMEOUT_MS: int(6_000, 6_000, 300_000),
   /**
    * After each full garbage collection V8 lets the heap grow to (1 + N/100) × what is still live; left
    * to itself it grows up to 4× that on a large machine (a Kafka worker holding ~150 MB sat at ~620 MB).
