@@ -196,8 +196,15 @@ describe('counted once under SIGKILLs at random instants (a seeded property)', (
         }
       });
       let firstCommit: number | undefined;
+      let serving: number | undefined;
       const watching = (async () => {
         while (c.proc.exitCode === null && c.proc.signalCode === null) {
+          if (serving === undefined) {
+            const res = await fetch(`${c.base}/health`).catch(() => undefined);
+            // Serving once no start-up step is named (docs/operations.md "Start-up").
+            const body = res?.status === 200 ? ((await res.json()) as { starting?: string }) : undefined;
+            if (body && body.starting === undefined) serving = Date.now() - started;
+          }
           if (firstCommit === undefined && (await committed().catch(() => before)) !== before) {
             firstCommit = Date.now() - started;
             firstCommits.push(firstCommit);
@@ -221,7 +228,8 @@ describe('counted once under SIGKILLs at random instants (a seeded property)', (
         ended: (async () => {
           await c.exited;
           await watching;
-          return `${killedBy || 'exited'}; first commit ${firstCommit === undefined ? 'none' : `${firstCommit} ms`} after the start`;
+          const ms = (v: number | undefined) => (v === undefined ? 'none' : `${v} ms`);
+          return `${killedBy || 'exited'}; serving ${ms(serving)}, first commit ${ms(firstCommit)} after the start`;
         })(),
       };
     };

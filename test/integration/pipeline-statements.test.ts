@@ -8,7 +8,9 @@ import { isCatalogPoll } from '../support/statements.js';
  * The engine runs one statement at a time, so each statement of a write is paid by every batch
  * (BENCHMARKS.md, Kafka). Embedded, a write of a list already dated costs exactly these five: no dating
  * look-up (kept in memory, the process being the only writer) and no read-back of stored generations
- * (no claim can fall between dating and insert there). Correctness of both is list-redating.test.ts's.
+ * (no claim can fall between dating and insert there) unless the list was re-dated at least once: then
+ * a retry of a batch first stored before the re-dating must find out (redate-retry.test.ts). Correctness
+ * of both is list-redating.test.ts's.
  */
 const send = (list: number, id: string, timestamp = '2026-11-10T10:00:00Z'): MailstatsRecord => {
   const check = checkRecord({
@@ -28,6 +30,7 @@ const KINDS: [prefix: string, kind: string][] = [
   ['SELECT event_id FROM event_ids', 'dedup look-up'],
   ['INSERT INTO events', 'events'],
   ['INSERT INTO event_ids', 'ledger'],
+  ['SELECT stored.list_id', 'read-back'],
   ['INSERT INTO daily_scopes', 'recompute'],
 ];
 
@@ -56,7 +59,7 @@ describe('statements of an embedded write', () => {
     expect(kinds()).toEqual(['ids', 'dedup look-up', 'events', 'ledger', 'recompute']);
   });
 
-  it('a list record re-dates at once; the next write is dated in the new zone, still without a look-up', async () => {
+  it('a list record re-dates at once; the next write is dated in the new zone without a look-up, and reads its generation back', async () => {
     statements.length = 0;
     await svc.pipeline.write([
       { type: 'list', list_id: LIST, name: 'l', timezone: 'Asia/Tokyo' } as MailstatsRecord,
@@ -65,7 +68,7 @@ describe('statements of an embedded write', () => {
     statements.length = 0;
     // 20:00 UTC: the 10th in New York, already the 11th in Tokyo.
     await svc.pipeline.write([send(LIST, 'a4', '2026-11-10T20:00:00Z')], 'third');
-    expect(kinds()).toEqual(['ids', 'dedup look-up', 'events', 'ledger', 'recompute']);
+    expect(kinds()).toEqual(['ids', 'dedup look-up', 'events', 'read-back', 'ledger', 'recompute']);
     const rows = await svc.db.query<{ day: string }>(
       "SELECT toString(day) AS day FROM events WHERE event_id = 'a4'",
     );
@@ -83,7 +86,8 @@ describe('statements of an embedded write', () => {
     expect(kinds()).toEqual([
       'ids',
       'dedup look-up',
-      ...['events', 'ledger', 'events', 'ledger', 'events', 'ledger'],
+      // The list was re-dated (above): each batch reads its stored generation back before its ledger insert.
+      ...['events', 'read-back', 'ledger', 'events', 'read-back', 'ledger', 'events', 'read-back', 'ledger'],
       'recompute',
     ]);
     // Each chunk is still a batch of its own: re-formed alone after a crash (same records, same token),
