@@ -137,8 +137,11 @@ describe('counted once under SIGKILLs at random instants (a seeded property)', (
       KAFKA_BATCH_MAX_RECORDS: String(100 + Math.floor(rnd() * 400)),
       LOG_LEVEL: 'info',
     };
-    // The default session timeout: the recovery time reported is the one an operator gets.
+    // The default session timeout: the recovery time reported is the one an operator gets
+    // (KILL_SESSION_TIMEOUT_MS sets another, to compare).
     delete env.KAFKA_SESSION_TIMEOUT_MS;
+    if (process.env.KILL_SESSION_TIMEOUT_MS)
+      env.KAFKA_SESSION_TIMEOUT_MS = process.env.KILL_SESSION_TIMEOUT_MS;
     const kafka = testKafka(brokers);
     admin ??= kafka.admin();
     await admin.connect();
