@@ -18,6 +18,7 @@ const FAULT_AND_STORAGE_SUITES = [
     'lifecycle-erase-kill',
     'redating-kills',
     'redate-retry',
+    'kill-property',
     'kafka-ingest',
     'dedup-ledger',
     'list-redating',
