@@ -14,14 +14,14 @@ import {
 import { Db, openChdb, openDb } from '../shared/clickhouse/client.js';
 import { loadConfig } from '../shared/config.js';
 import { ErasureStore, type Erasure } from '../shared/clickhouse/erasure-store.js';
-import { IDENTIFIER } from '../shared/clickhouse/backup-shape.js';
+import { IDENTIFIER, tablesOf } from '../shared/clickhouse/backup-shape.js';
 import {
   readServerManifest,
-  recentUsers,
   restoreOnServer,
   verifyServerManifest,
   type ServerManifest,
 } from '../shared/clickhouse/backup-server.js';
+import { ListChangeWriter } from '../shared/clickhouse/list-changes.js';
 import { pairsOfFile } from './erase.js';
 import { createLogger } from '../shared/log.js';
 
@@ -186,22 +186,6 @@ async function restoreFromServer(
       throw new UsageError(
         `restore: database ${target} on ${config.CLICKHOUSE_URL} is not empty; restore into a new database (CLICKHOUSE_DATABASE)`,
       );
-    // Processes that use the database would go on answering from what they hold, not from the restored
-    // data: the restore refuses while any polled it lately (docs/lifecycle.md, "With CLICKHOUSE_URL").
-    const windowS = Math.max(10, Math.ceil((3 * config.STATS_CHANGE_POLL_MS) / 1000));
-    const users = await recentUsers(db, target, windowS);
-    if (users === undefined)
-      console.error(
-        `restore: warning: the server keeps no query log: whether running processes use database ${target} ` +
-          'was not checked; stop every mailstats process on it before restoring',
-      );
-    else if (users.length > 0)
-      throw new UsageError(
-        `restore: database ${target} on ${config.CLICKHOUSE_URL} is in use: mailstats processes polled it ` +
-          `in the last ${windowS} s, and would go on answering from what they hold: ${users.join('; ')}. ` +
-          `Stop them (every process with CLICKHOUSE_DATABASE=${target}), wait ${windowS} s, and restore ` +
-          'again; start them once the restore is done',
-      );
     try {
       manifest = await readServerManifest(db, source);
       for (const warning of verifyServerManifest(source, manifest, config.BACKUP_HMAC_KEY))
@@ -217,6 +201,11 @@ async function restoreFromServer(
     try {
       await restoreOnServer(db, target, source, manifest, log);
       after = await erasuresAfterBackup(new ErasureStore(db), manifest.created_at, replay);
+      // Processes still running on this database (it was dropped under them) hold answers of the data
+      // they saw: one change row for every list, under a writer id of its own, has each of them drop
+      // everything at its next poll (STATS_CHANGE_POLL_MS); the catalog's tables are new, which its poll
+      // sees (CATALOG_POLL_MS) (docs/lifecycle.md, "With CLICKHOUSE_URL").
+      if ((await tablesOf(db, target)).has('list_changes')) await new ListChangeWriter(db).note('all');
     } catch (err) {
       await db.command(`DROP DATABASE IF EXISTS ${target} SYNC`).catch(() => undefined);
       if (err instanceof BackupRequestError)

@@ -459,36 +459,3 @@ export async function restoreOnServer(
     await db.command(`SYSTEM START TTL MERGES ${target}.${t}`);
   }
 }
-
-/**
- * Who used `database` lately: mailstats processes that serve answers poll its `list_changes` table every
- * STATS_CHANGE_POLL_MS, even after the database was dropped (their polls then fail), and the server logs
- * each poll in system.query_log. Returns one line per client address (with its client name and the time
- * of its last poll) that polled within the last `windowS` seconds, or undefined when the server keeps no
- * query log (then this cannot be told).
- */
-export async function recentUsers(db: Db, database: string, windowS: number): Promise<string[] | undefined> {
-  try {
-    await db.command('SYSTEM FLUSH LOGS');
-    const rows = await db.query<{ address: string; agent: string; polls: number; last: string }>(
-      `SELECT IPv6NumToString(address) AS address, any(http_user_agent) AS agent,
-              uniqExact(query_id) AS polls, toString(max(event_time)) AS last
-       FROM system.query_log
-       WHERE event_time > now() - toIntervalSecond({window:UInt32})
-         AND current_database = {database:String} AND is_initial_query
-         AND positionCaseInsensitive(query, 'FROM list_changes') > 0
-         AND type IN ('QueryStart', 'ExceptionBeforeStart')
-       GROUP BY address ORDER BY address`,
-      { window: windowS, database },
-      INT,
-    );
-    return rows.map(
-      (r) =>
-        `${r.address.replace(/^::ffff:/, '')}${r.agent ? ` (${r.agent.split(' ')[0]})` : ''}: ${r.polls} ` +
-        `poll${r.polls === 1 ? '' : 's'} of list_changes, the last at ${r.last} (server time)`,
-    );
-  } catch (err) {
-    if (/UNKNOWN_TABLE|query_log|Code: 60\b/.test((err as Error).message)) return undefined;
-    throw err;
-  }
-}
