@@ -1,24 +1,27 @@
-import { existsSync, mkdirSync, readdirSync, realpathSync, rmSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { createClient } from '@clickhouse/client';
 import { adminPost } from './admin-http.js';
 import { UsageError } from './commands.js';
 import {
   BackupRequestError,
+  privateCopy,
   readManifest,
+  removeCopy,
   restoreDatabase,
   verifyBackup,
 } from '../shared/clickhouse/backup.js';
 import { Db, openChdb, openDb } from '../shared/clickhouse/client.js';
 import { loadConfig } from '../shared/config.js';
 import { ErasureStore, type Erasure } from '../shared/clickhouse/erasure-store.js';
-import { IDENTIFIER } from '../shared/clickhouse/backup-shape.js';
+import { IDENTIFIER, tablesOf } from '../shared/clickhouse/backup-shape.js';
 import {
   readServerManifest,
   restoreOnServer,
   verifyServerManifest,
   type ServerManifest,
 } from '../shared/clickhouse/backup-server.js';
+import { ListChangeWriter } from '../shared/clickhouse/list-changes.js';
 import { pairsOfFile } from './erase.js';
 import { createLogger } from '../shared/log.js';
 
@@ -46,18 +49,7 @@ export async function restore(dir: string | undefined, erasuresFile?: string): P
   // Read before anything is written: a bad file is refused while DATA_DIR is still untouched.
   const replay = erasuresFile === undefined ? undefined : erasuresToReplay(erasuresFile);
   if (config.CLICKHOUSE_URL) return restoreFromServer(config, resolve(dir), replay);
-  let source: string;
-  let manifest;
-  try {
-    // The engine is given the real path: what was checked is what it reads.
-    source = existsSync(resolve(dir)) ? realpathSync(resolve(dir)) : resolve(dir);
-    manifest = readManifest(source);
-    for (const warning of await verifyBackup(source, manifest, config.BACKUP_HMAC_KEY))
-      console.error(`restore: warning: ${warning}`);
-  } catch (err) {
-    if (err instanceof BackupRequestError) throw new UsageError(`restore: ${err.message}`);
-    throw err;
-  }
+  const given = resolve(dir);
   const target = resolve(config.DATA_DIR);
   const existed = existsSync(target);
   if (existed && readdirSync(target).length > 0)
@@ -65,29 +57,52 @@ export async function restore(dir: string | undefined, erasuresFile?: string): P
       `restore: DATA_DIR ${target} is not empty; restore fills an empty data directory (stop the service, ` +
         'move the old directory away or point DATA_DIR at a new one)',
     );
+  // The engine reads exactly what was verified: a private copy (0700, beside DATA_DIR), made first,
+  // verified, restored from, removed after; the backup at `given` is read once, by the copy.
+  let source: string;
+  let manifest;
+  try {
+    source = privateCopy(given, dirname(target));
+  } catch (err) {
+    if (err instanceof BackupRequestError) throw new UsageError(`restore: ${err.message}`);
+    throw err;
+  }
+  try {
+    manifest = readManifest(source);
+    for (const warning of await verifyBackup(source, manifest, config.BACKUP_HMAC_KEY))
+      console.error(`restore: warning: ${warning.replaceAll(source, given)}`);
+  } catch (err) {
+    removeCopy(source);
+    if (err instanceof BackupRequestError)
+      throw new UsageError(`restore: ${err.message.replaceAll(source, given)}`);
+    throw err;
+  }
   mkdirSync(target, { recursive: true, mode: 0o700 });
   // The operator names the backup on the command line (BACKUP_ROOT bounds what the service's admin
-  // endpoint may write): this engine may read that backup and nothing else.
-  const { chdb, session } = await openChdb(target, source);
-  const client = createClient({ connection: chdb as never });
-  const db = new Db(client, 'embedded', chdb, undefined, session);
+  // endpoint may write): this engine may read the private copy of that backup and nothing else.
+  let db: Db | undefined;
   let after: string;
   try {
+    const { chdb, session } = await openChdb(target, source);
+    db = new Db(createClient({ connection: chdb as never }), 'embedded', chdb, undefined, session);
     await restoreDatabase(db, config.CLICKHOUSE_DATABASE, source, manifest);
     await db.command(`USE ${config.CLICKHOUSE_DATABASE}`);
     after = await erasuresAfterBackup(new ErasureStore(db), manifest.created_at, replay);
   } catch (err) {
-    await db.close().catch(() => undefined);
+    await db?.close().catch(() => undefined);
+    removeCopy(source);
     // Nothing half-done: the data directory goes back to empty.
     for (const f of readdirSync(target)) rmSync(resolve(target, f), { recursive: true, force: true });
     if (!existed) rmSync(target, { recursive: true, force: true });
+    const message = (err as Error).message.replaceAll(source, given);
     if (err instanceof BackupRequestError)
-      throw new UsageError(`restore: ${err.message}; ${target} is empty again`, { cause: err });
-    throw new Error(`restore failed; ${target} is empty again: ${(err as Error).message}`, { cause: err });
+      throw new UsageError(`restore: ${message}; ${target} is empty again`, { cause: err });
+    throw new Error(`restore failed; ${target} is empty again: ${message}`, { cause: err });
   }
   await db.close();
+  removeCopy(source);
   console.log(
-    `restored ${source} (schema version ${manifest.schema_version}, taken ${manifest.created_at}) into ${target}; ` +
+    `restored ${given} (schema version ${manifest.schema_version}, taken ${manifest.created_at}) into ${target}; ` +
       'start mailstats on it (tokens not set in the environment are generated anew)',
   );
   if (replay) console.log(after);
@@ -97,13 +112,21 @@ export async function restore(dir: string | undefined, erasuresFile?: string): P
 
 /** The lines of an erasure log (`erasures export`, or lines collected from the audit): each with its time. */
 function erasuresToReplay(file: string): Erasure[] {
+  const now = Date.now();
   return pairsOfFile(file).map((p, i) => {
     if (p.erased_at === undefined)
       throw new UsageError(
         `restore --erasures ${file}: pair ${i + 1} (${p.list_id},${p.subscriber_id}) has no erased_at: ` +
           'a restore re-applies erasures with their original time (the file erasures export writes)',
       );
-    return { list_id: p.list_id, subscriber_id: p.subscriber_id, erasedAt: Date.parse(p.erased_at) };
+    const erasedAt = Date.parse(p.erased_at);
+    // As erase --at and POST /admin/erase (docs/lifecycle.md, "erase"): an erasure is never in the future.
+    if (erasedAt > now)
+      throw new UsageError(
+        `restore --erasures ${file}: pair ${i + 1} (${p.list_id},${p.subscriber_id}): erased_at ${p.erased_at} ` +
+          'is in the future; an erasure log holds only erasures already made',
+      );
+    return { list_id: p.list_id, subscriber_id: p.subscriber_id, erasedAt };
   });
 }
 
@@ -178,6 +201,11 @@ async function restoreFromServer(
     try {
       await restoreOnServer(db, target, source, manifest, log);
       after = await erasuresAfterBackup(new ErasureStore(db), manifest.created_at, replay);
+      // Processes still running on this database (it was dropped under them) hold answers of the data
+      // they saw: one change row for every list, under a writer id of its own, has each of them drop
+      // everything at its next poll (STATS_CHANGE_POLL_MS); the catalog's tables are new, which its poll
+      // sees (CATALOG_POLL_MS) (docs/lifecycle.md, "With CLICKHOUSE_URL").
+      if ((await tablesOf(db, target)).has('list_changes')) await new ListChangeWriter(db).note('all');
     } catch (err) {
       await db.command(`DROP DATABASE IF EXISTS ${target} SYNC`).catch(() => undefined);
       if (err instanceof BackupRequestError)

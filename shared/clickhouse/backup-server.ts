@@ -1,11 +1,20 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Logger } from '../log.js';
 import type { Db } from './client.js';
 import { BackupRequestError } from './backup-error.js';
 import { BackupIntegrityError, hmacMatches, hmacOf } from './backup-digest.js';
-import { BackupContentError, clip, compareTables, IDENTIFIER, tablesOf } from './backup-shape.js';
+import {
+  BackupContentError,
+  backupTables,
+  clip,
+  compareTables,
+  IDENTIFIER,
+  readBackupIndex,
+  tablesOf,
+} from './backup-shape.js';
 import { ledgerTtlDays } from './event-store.js';
 import { migrate } from './migrate.js';
 import { MIGRATIONS } from './migrations.js';
@@ -225,6 +234,7 @@ export async function backupOnServer(
 export async function readServerManifest(db: Db, dir: string): Promise<ServerManifest> {
   const abs = absolute(dir);
   const where = join(abs, SERVER_MANIFEST);
+  checkManifestIndex(abs);
   const scratch = scratchName('restore_manifest');
   const id = randomUUID();
   let rows: { manifest: string }[];
@@ -273,6 +283,49 @@ export async function readServerManifest(db: Db, dir: string): Promise<ServerMan
         `${NEWEST}): restore it with that version or newer`,
     );
   return manifest;
+}
+
+/**
+ * The engine's index of a backup on the server's disk, read here before the server reads anything of the
+ * backup (docs/lifecycle.md, "With CLICKHOUSE_URL"): restore reads it at the same path on this machine
+ * (on the server's host, or where its backup directory is mounted at the same path).
+ */
+function serverIndex(abs: string, sub?: string): string {
+  const file = sub ? join(abs, sub, '.backup') : join(abs, '.backup');
+  if (!existsSync(file)) {
+    if (!existsSync(abs))
+      throw new BackupRequestError(
+        `${abs} cannot be read here: restore with CLICKHOUSE_URL checks the backup's index before the server ` +
+          "reads the backup, so it runs where the server's backup directory is at the same path (on the " +
+          'server, or with that directory mounted)',
+      );
+    throw new BackupRequestError(
+      `${abs} is not a mailstats backup (no ${sub ? `${sub}/` : ''}.backup in it; an unfinished backup has none)`,
+    );
+  }
+  return file;
+}
+
+/**
+ * The manifest's own backup: its index (the strict reading of shared/clickhouse/backup-shape.ts, which
+ * refuses a base backup) holds the one manifest table and nothing else.
+ */
+function checkManifestIndex(abs: string): void {
+  const file = serverIndex(abs, SERVER_MANIFEST);
+  const [db, table] = MANIFEST_IN_BACKUP.split('.') as [string, string];
+  const names = new Set<string>();
+  for (const e of readBackupIndex(file)) {
+    const ok =
+      e.name === `metadata/${db}.sql` ||
+      e.name === `metadata/${db}/${table}.sql` ||
+      /^data\/[A-Za-z0-9_]+\/[A-Za-z0-9_]+\/[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/.test(e.name);
+    const dataOk = e.dataFile === e.name || (e.name.startsWith('data/') && e.dataFile.startsWith('data/'));
+    if (!ok || !dataOk || names.has(e.name) || e.name.split('/').includes('..'))
+      throw new BackupContentError(`${file}: entry ${e.name} is not part of a mailstats manifest`);
+    names.add(e.name);
+  }
+  if (!names.has(`metadata/${db}/${table}.sql`))
+    throw new BackupContentError(`${file}: no manifest table in it: not a mailstats backup`);
 }
 
 /** Refuses a manifest not signed with `hmacKey` (when given); returns the warnings to print. */
@@ -350,6 +403,10 @@ export async function restoreOnServer(
       { materialize_ttl_after_modify: 0 },
     );
   const ours = await tablesOf(db, target);
+  // The backup's index and statements, read here before the server reads the backup: only the
+  // database, our tables' statements (as ours) and data files of our tables; no base backup.
+  serverIndex(abs);
+  compareTables(backupTables(abs, manifest.database, new Set(ours.keys())), ours, `the backup ${abs}`);
   // Empty tables for the RESTORE, and no merge until the content is checked: a merge (a TTL one, a
   // Replacing one) changes the rows, not what they answer.
   const tables = [...(await contentOf(db, target)).keys()];

@@ -1,27 +1,27 @@
 import {
   chmodSync,
+  constants,
+  copyFileSync,
   existsSync,
   lstatSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   realpathSync,
   renameSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Db } from './client.js';
 import { BackupRequestError } from './backup-error.js';
-import { digestFiles, hmacMatches, hmacOf, signedText, verifyFiles } from './backup-digest.js';
-import {
-  backupTables,
-  BackupContentError,
-  compareTables,
-  expectedTables,
-  IDENTIFIER,
-  tablesOf,
-} from './backup-shape.js';
+import { backupFiles, digestFiles, hmacMatches, hmacOf, signedText, verifyFiles } from './backup-digest.js';
+import { backupTables, BackupContentError, compareTables, IDENTIFIER, tablesOf } from './backup-shape.js';
+import { ledgerTtlDays } from './event-store.js';
+import { migrate } from './migrate.js';
+import { createLogger } from '../log.js';
 import { MIGRATIONS } from './migrations.js';
 import { backupOnServer } from './backup-server.js';
 
@@ -259,9 +259,50 @@ export async function verifyBackup(
 }
 
 /**
- * RESTORE DATABASE from a backup directory into a store that does not hold the database yet, accepting
- * only what mailstats writes: the backup's statements are compared with those of our migrations up to
- * its schema version before the engine runs any of them, and the restored database again after.
+ * A private copy of the backup directory `dir` in a new directory made under `parent` (mode 0700, this
+ * process's own): the restore verifies that copy and has the engine read it, so a backup changed or
+ * swapped after it was checked is never read (docs/lifecycle.md, "What a restore trusts"). Only
+ * directories and regular files are copied (backupFiles refuses anything else); each file is copied
+ * byte for byte, never linked, so a later write to the original does not reach the copy. The caller
+ * removes the returned directory (`removeCopy`).
+ */
+export function privateCopy(dir: string, parent: string): string {
+  if (!existsSync(resolve(dir))) throw new BackupRequestError(`${resolve(dir)} does not exist`);
+  // The directory named may be a link (the operator's choice); what is under it is copied only as
+  // directories and regular files.
+  const abs = realpathSync(resolve(dir));
+  if (!lstatSync(abs).isDirectory()) throw new BackupRequestError(`${resolve(dir)} is not a directory`);
+  mkdirSync(parent, { recursive: true, mode: 0o700 });
+  const copy = mkdtempSync(join(parent, '.mailstats-restore-'));
+  try {
+    chmodSync(copy, 0o700);
+    const files = backupFiles(abs, new Set());
+    for (const path of files) {
+      const to = join(copy, path);
+      mkdirSync(dirname(to), { recursive: true, mode: 0o700 });
+      copyFileSync(join(abs, path), to, constants.COPYFILE_EXCL);
+      chmodSync(to, 0o600);
+    }
+    return copy;
+  } catch (err) {
+    removeCopy(copy);
+    if (err instanceof BackupRequestError) throw err;
+    throw new BackupRequestError(`${abs} cannot be copied for the restore: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+}
+
+export const removeCopy = (copy: string) => rmSync(copy, { recursive: true, force: true });
+
+/**
+ * RESTORE DATABASE from a backup directory (the restore's private copy) into a store that does not hold
+ * the database yet, accepting only what mailstats writes and running nothing of the backup: the tables
+ * are created by our own migrations at the backup's schema version; the backup's index is read with a
+ * strict allow-list and refused unless every entry is the database's statement, one of our tables'
+ * statements (compared with ours) or a data file of one of our tables; then the engine restores data
+ * only (`create_table = 'must-exist'`: it compares the backup's statements with the tables there and
+ * runs none of them). The restored database is compared again after.
  */
 export async function restoreDatabase(
   db: Db,
@@ -272,10 +313,48 @@ export async function restoreDatabase(
   const abs = resolve(dir);
   identifier(database, 'CLICKHOUSE_DATABASE');
   const from = identifier(manifest.database, 'the manifest\'s "database"');
-  const expected = await expectedTables(db, manifest.schema_version);
-  compareTables(backupTables(abs, from), expected, `the backup ${abs}`);
-  await db.command(`RESTORE DATABASE ${from} AS ${database} FROM File(${quote(abs)})`);
-  compareTables(await tablesOf(db, database), expected, `the restored database ${database}`);
+  await db.command(`CREATE DATABASE ${database} ENGINE = Atomic`);
+  await db.command(`USE ${database}`);
+  await migrate(
+    db,
+    createLogger('silent'),
+    MIGRATIONS.filter((m) => m.version <= manifest.schema_version),
+  );
+  const ours = await tablesOf(db, database);
+  const found = backupTables(abs, from, new Set(ours.keys()));
+  compareTables(found, ours, `the backup ${abs}`);
+  // The retention of event_ids is set at every start (DEDUP_WINDOW_DAYS): ours takes the backup's, so
+  // that the engine finds the statements equal.
+  const days = found.has('event_ids')
+    ? ledgerTtlDays(readFileSync(join(abs, 'metadata', from, 'event_ids.sql'), 'utf8'))
+    : undefined;
+  if (days !== undefined)
+    await db.command(
+      // An integer (matched as digits): DDL takes no query parameters.
+      `ALTER TABLE ${database}.event_ids MODIFY TTL toDateTime(first_seen) + INTERVAL ${days} DAY`,
+      {},
+      { materialize_ttl_after_modify: 0 },
+    );
+  // Empty tables for the RESTORE (the migrations wrote their own rows), no merge until it is done.
+  const tables = await dataTables(db, database);
+  for (const t of tables) {
+    await db.command(`SYSTEM STOP MERGES ${database}.${t}`);
+    await db.command(`TRUNCATE TABLE ${database}.${t}`);
+  }
+  try {
+    await db.command(
+      `RESTORE DATABASE ${from} AS ${database} FROM File(${quote(abs)})
+       SETTINGS create_table = 'must-exist', create_database = 'must-exist'`,
+    );
+  } catch (err) {
+    const message = (err as Error).message;
+    if (/different definition|CANNOT_RESTORE|Code: 607\b|does not exist/.test(message))
+      throw new BackupContentError(`the backup ${abs} is not what mailstats creates; refused: ${message}`, {
+        cause: err,
+      });
+    throw err;
+  }
+  compareTables(await tablesOf(db, database), ours, `the restored database ${database}`);
   const databases = await db.query<{ name: string; engine: string }>(
     `SELECT name, engine FROM system.databases WHERE name NOT IN ('system', 'default', 'information_schema', 'INFORMATION_SCHEMA')`,
   );
@@ -284,4 +363,14 @@ export async function restoreDatabase(
     throw new BackupContentError(
       `the restore created what mailstats does not: ${strange.map((d) => `database ${d.name} (${d.engine})`).join(', ')}`,
     );
+  for (const t of tables) await db.command(`SYSTEM START MERGES ${database}.${t}`);
+}
+
+/** The tables of `database` that hold rows (the MergeTree family: all of ours; views hold none). */
+async function dataTables(db: Db, database: string): Promise<string[]> {
+  const rows = await db.query<{ name: string }>(
+    `SELECT name FROM system.tables WHERE database = {database:String} AND endsWith(engine, 'MergeTree') ORDER BY name`,
+    { database },
+  );
+  return rows.map((r) => identifier(r.name, 'a table'));
 }

@@ -229,6 +229,99 @@ describe('backup and restore on a ClickHouse server', () => {
     expect(await sql('SELECT count() FROM backup_later.events')).toBe(`${wire.length}\n`);
   }, 300_000);
 
+  it('a base backup named in an index is refused before the server reads anything of the backup', async () => {
+    received.length = 0;
+    const base = `S3('${listenerUrl}bucket/base/', 'AKIAEXAMPLEEXAMPLE', 'secret')`;
+    // In the manifest's own backup, with its statement marked as read from the base backup.
+    const inManifest = join(server.backupsDir, 'based-manifest');
+    cpSync(join(server.backupsDir, 'b1'), inManifest, { recursive: true });
+    const index = join(inManifest, 'mailstats-manifest', '.backup');
+    const xml = readFileSync(index, 'utf8');
+    expect(xml).toMatch(/<contents><file><name>[^<]+<\/name><size>\d+<\/size><checksum>/);
+    writeFileSync(
+      index,
+      xml
+        .replace('<contents>', `<base_backup>${base}</base_backup><contents>`)
+        .replace(
+          /(<file><name>[^<]+<\/name><size>\d+<\/size><checksum>[0-9a-f]+<\/checksum>)/g,
+          '$1<use_base>true</use_base>',
+        ),
+    );
+    const r = await adminCli(
+      ['restore', inManifest],
+      restoreEnv('backup_based', { BACKUP_HMAC_KEY: HMAC_KEY }),
+    );
+    expect(received).toEqual([]);
+    expect(r.code, r.err).toBe(2);
+    expect(r.err).toMatch(/mailstats-manifest\/\.backup: <base_backup> in <config>/);
+    expect(await databaseExists('backup_based')).toBe(false);
+
+    // In the database's backup, named but used by no file.
+    const unused = join(server.backupsDir, 'based-unused');
+    cpSync(join(server.backupsDir, 'b1'), unused, { recursive: true });
+    const main = join(unused, '.backup');
+    writeFileSync(
+      main,
+      readFileSync(main, 'utf8').replace('<contents>', `<base_backup>${base}</base_backup><contents>`),
+    );
+    const u = await adminCli(['restore', unused], restoreEnv('backup_based', { BACKUP_HMAC_KEY: HMAC_KEY }));
+    expect(received).toEqual([]);
+    expect(u.out).not.toMatch(/restored/);
+    expect(u.code, u.err).toBe(2);
+    expect(u.err).toMatch(/\.backup: <base_backup> in <config>/);
+    expect(await databaseExists('backup_based')).toBe(false);
+  }, 300_000);
+
+  it('processes running on the database restored into answer from the restored data', async () => {
+    // A service on its own database: a tenant and the first records, a backup, then the rest.
+    const live = await startTestService({
+      CLICKHOUSE_URL: server.url,
+      CLICKHOUSE_DATABASE: 'backup_live',
+      ADMIN_TOKEN: ADMIN,
+      BACKUP_HMAC_KEY: HMAC_KEY,
+    });
+    try {
+      expect((await live.ingest(tenant({ userId: USER, apiKey: KEY, lists: STREAM_LISTS }))).status).toBe(
+        200,
+      );
+      expect((await live.ingest(first)).status).toBe(200);
+      const dir = join(server.backupsDir, 'live');
+      const b = await adminCli(['backup', dir], { MAILSTATS_URL: live.url!, ADMIN_TOKEN: ADMIN });
+      expect(b.code, b.err).toBe(0);
+      expect((await live.ingest(wire.slice(first.length))).status).toBe(200);
+      const list = STREAM_LISTS[0]!;
+      // What it holds: every record (asked for, so cached).
+      expect(await statsOf(live, list.list_id, '')).toEqual(streamStats(model, list, ''));
+
+      // The operator drops the database under it (still running) and restores the backup into it.
+      await sql('DROP DATABASE backup_live SYNC');
+      const r = await adminCli(['restore', dir], restoreEnv('backup_live', { BACKUP_HMAC_KEY: HMAC_KEY }));
+      expect(r.code, r.err).toBe(0);
+
+      // The running process answers from the restored data (the first records only), once its change
+      // poll has run (STATS_CHANGE_POLL_MS): asked until then, and for at most 30 s on a loaded machine.
+      const held = streamStats(model.slice(0, first.length), list, '');
+      const until = Date.now() + 30_000;
+      let answer: unknown;
+      do {
+        const res = await live.call(
+          `/api/1.2/rest/${USER}/${KEY}/automation.stats.json?list_id=${list.list_id}${STREAM_PERIOD}`,
+        );
+        answer = res.status === 200 ? res.body : res.status;
+        if (JSON.stringify(answer) === JSON.stringify(held)) break;
+        await new Promise((ok) => setTimeout(ok, 100));
+      } while (Date.now() < until);
+      expect(answer).toEqual(held);
+      for (const l of STREAM_LISTS)
+        for (const shape of SHAPES)
+          expect(await statsOf(live, l.list_id, shape)).toEqual(
+            streamStats(model.slice(0, first.length), l, shape),
+          );
+    } finally {
+      await live.stop();
+    }
+  }, 300_000);
+
   it('a backup without a manifest (not written by mailstats) is refused', async () => {
     const dir = join(server.backupsDir, 'plain');
     expect(await sql(`BACKUP DATABASE backup_source TO File('${dir}')`)).toMatch(/BACKUP_CREATED/);
