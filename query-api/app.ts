@@ -20,7 +20,7 @@ import { catalogRoute, type ReadListing } from './catalog-route.js';
 import { requestFields, requestLog } from './request-log.js';
 import { xmlrpcRoute } from './xmlrpc/route.js';
 import { dashboardRouter } from './dashboard-route.js';
-import { guardCaller, type EdgeGuards } from './edge-guard.js';
+import { API_BODY_LIMIT_BYTES, guardCaller, type EdgeGuards } from './edge-guard.js';
 import { adminRouter, type AdminActions } from './admin-route.js';
 import type { RepeatAnswers } from './stats/repeat-answers.js';
 
@@ -41,7 +41,6 @@ export interface AppDeps {
 }
 
 const API_BODY_LIMIT = '1mb';
-const API_BODY_LIMIT_BYTES = 1024 * 1024;
 const INGEST_BODY_LIMIT = '10mb';
 
 /** An unreadable body: 406 on the API (docs/api.md "Errors"), 400 on /ingest (docs/records.md "Ingest over HTTP"). */
@@ -78,6 +77,8 @@ export function createApp({ log, operations, ingest, edge, admin, repeats }: App
   const guard = edge ? [guardCaller(edge, API_BODY_LIMIT_BYTES)] : [];
   app.disable('x-powered-by');
   app.set('etag', false);
+  // req.ip: the peer, or the client a trusted proxy names (TRUST_PROXY, docs/configuration.md).
+  if (edge?.trustProxy) app.set('trust proxy', edge.trustProxy);
 
   app.use(requestLog(log));
 

@@ -83,6 +83,7 @@ export function serviceApp(deps: HttpDeps): RequestListener {
     readiness: { db, consumer: worker, renderer: serving ? renderer : undefined },
     consumerLag,
     log,
+    trustProxy: edge.trustProxy,
   });
   return repeats ? repeats.listener(app) : app;
 }
