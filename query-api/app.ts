@@ -1,15 +1,14 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../shared/log.js';
-import { isClickHouseUnreachable } from '../shared/clickhouse/unreachable.js';
 import { ApiError } from '../shared/errors.js';
 import {
   RetryableError,
-  clickHouseUnavailable,
   internalError,
   invalidParam,
   methodNotAllowed,
   unknownMethod,
 } from './api12/errors.js';
+import { unavailableFor } from './unavailable.js';
 import type { Operation } from './api12/operation.js';
 import { API12_REST_ROUTE } from './api12/address.js';
 import { api12Route } from './api12/router.js';
@@ -123,7 +122,8 @@ export function createApp({ log, operations, ingest, edge, admin, repeats }: App
     if (err instanceof ApiError) error = err;
     // A path segment with a malformed %-escape (the router cannot decode it): no API method is addressed.
     else if (err instanceof URIError && (err as { status?: number }).status === 400) error = unknownMethod();
-    else if (isClickHouseUnreachable(err)) error = clickHouseUnavailable();
+    // ClickHouse away, the catalog not read recently enough, a stored write not yet announced: 503.
+    else if (unavailableFor(err)) error = unavailableFor(err)!;
     else {
       // A body error from a parser mounted elsewhere is still the client's (kept as a net).
       const mapped = bodyError(err, unreadableParams);
