@@ -92,7 +92,8 @@ export class Catalog {
   private staleAfterMs = Infinity;
   /** The poll in flight (scheduled, or asked for by a read that found what is held stale): shared. */
   private inFlight: Promise<void> | undefined;
-  private lastPollError: unknown;
+  /** When the last successful poll began (epoch ms). */
+  private polledAt = 0;
 
   constructor(
     private readonly db: Db,
@@ -133,28 +134,34 @@ export class Catalog {
 
   private async pollOnce(): Promise<void> {
     const began = Date.now();
-    try {
-      // A fingerprint of the table that any write changes, whatever the writer's clock stamped on its
-      // rows (a revocation stamped below the newest arrival must be seen): see `fingerprint`.
-      // On a read connection where there is one: the poll never waits between a write's statements.
-      const g = await this.fingerprint();
-      if (g !== this.generation) {
-        this.generation = g;
-        this.invalidate();
-      }
-    } catch (err) {
-      this.lastPollError = err;
-      throw err;
+    // A fingerprint of the table that any write changes, whatever the writer's clock stamped on its
+    // rows (a revocation stamped below the newest arrival must be seen): see `fingerprint`.
+    // On a read connection where there is one: the poll never waits between a write's statements.
+    const g = await this.fingerprint();
+    if (g !== this.generation) {
+      this.generation = g;
+      this.invalidate();
     }
     // Only after the invalidation: every change committed before this poll began is now in what is read.
+    this.polledAt = Math.max(this.polledAt, began);
     this.freshUntil = Math.max(this.freshUntil, began + this.staleAfterMs);
   }
 
-  /** For a read that found what is held stale: one poll (two at most: one in flight may be too old). */
+  /**
+   * For a read that found what is held stale: a poll that begins after it asked (the one in flight may
+   * have begun too long ago), shared with other such readers. When it succeeds what is held is current,
+   * however long the poll took (a slow server is not a reason to refuse); when it fails the read is
+   * refused, for no change (a revoked grant, a changed key) could have been seen.
+   */
   private async freshen(): Promise<void> {
-    for (let i = 0; i < 2 && Date.now() >= this.freshUntil; i++)
-      await this.pollShared().catch(() => undefined);
-    if (Date.now() >= this.freshUntil) throw new CatalogNotFresh(this.lastPollError);
+    const asked = Date.now();
+    if (this.inFlight) await this.inFlight.catch(() => undefined);
+    if (this.polledAt >= asked) return; // another reader's poll began after this one asked
+    try {
+      await this.pollShared();
+    } catch (err) {
+      throw new CatalogNotFresh(err);
+    }
   }
 
   /** The table's fingerprint now: see CATALOG_FINGERPRINT. */
