@@ -170,6 +170,11 @@ export class Catalog {
     return row?.g ?? '';
   }
 
+  /** Whether what is held may be served without a poll first (always, without a freshness bound). */
+  get isFresh(): boolean {
+    return Date.now() < this.freshUntil;
+  }
+
   /** Changes whenever what the catalog answers may have changed (the cache is dropped). */
   get version(): number {
     return this.epoch;

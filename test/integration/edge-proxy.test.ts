@@ -168,4 +168,18 @@ describe('the request log', () => {
     expect(requestLine('proxy-log-1').client_ip).toBe('10.4.4.4');
     expect(requestLine('proxy-log-2').client_ip).toBe('127.0.0.2');
   });
+
+  it('a stats request sent again (answered in front of the app) names the client too', async () => {
+    for (const id of ['proxy-log-3', 'proxy-log-4']) {
+      const res = await requestFrom(svc.url!, {
+        localAddress: PROXY,
+        path: stats(77),
+        headers: { 'x-forwarded-for': '10.4.4.5', 'x-request-id': id },
+      });
+      expect(res.status, res.text).toBe(200);
+    }
+    await vi.waitFor(() => expect(requestLine('proxy-log-4')).toBeDefined(), { timeout: 5_000 });
+    expect(requestLine('proxy-log-3').client_ip).toBe('10.4.4.5');
+    expect(requestLine('proxy-log-4').client_ip).toBe('10.4.4.5');
+  });
 });
