@@ -103,11 +103,15 @@ describe('transactional.templates', () => {
 describe('while the catalog cannot be polled', () => {
   let fresh: TestService;
   beforeAll(async () => {
-    fresh = await startTestService({ CATALOG_POLL_MS: '50', CATALOG_FRESHNESS_MS: '300' });
+    // Embedded, a process holds one data directory: the file's service serves (it has no freshness bound).
+    fresh =
+      service.db.mode === 'embedded'
+        ? service
+        : await startTestService({ CATALOG_POLL_MS: '50', CATALOG_FRESHNESS_MS: '300' });
     const res = await fresh.ingest(tenant({ userId: 43, apiKey: 'ops-key-c', lists: [{ list_id: 54 }] }));
     expect(res.body.rejected).toEqual([]);
   }, 180_000);
-  afterAll(() => fresh?.stop());
+  afterAll(() => (fresh === service ? undefined : fresh?.stop()));
 
   const workflows = () =>
     fetch(`${fresh.url}/api/1.2/rest/43/ops-key-c/automation.workflows.json?list_id=54`).then(async (r) => ({
