@@ -1,15 +1,14 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../shared/log.js';
-import { isClickHouseUnreachable } from '../shared/clickhouse/unreachable.js';
 import { ApiError } from '../shared/errors.js';
 import {
   RetryableError,
-  clickHouseUnavailable,
   internalError,
   invalidParam,
   methodNotAllowed,
   unknownMethod,
 } from './api12/errors.js';
+import { unavailableFor } from './unavailable.js';
 import type { Operation } from './api12/operation.js';
 import { API12_REST_ROUTE } from './api12/address.js';
 import { api12Route } from './api12/router.js';
@@ -20,7 +19,7 @@ import { catalogRoute, type ReadListing } from './catalog-route.js';
 import { requestFields, requestLog } from './request-log.js';
 import { xmlrpcRoute } from './xmlrpc/route.js';
 import { dashboardRouter } from './dashboard-route.js';
-import { guardCaller, type EdgeGuards } from './edge-guard.js';
+import { API_BODY_LIMIT_BYTES, guardCaller, type EdgeGuards } from './edge-guard.js';
 import { adminRouter, type AdminActions } from './admin-route.js';
 import type { RepeatAnswers } from './stats/repeat-answers.js';
 
@@ -41,7 +40,6 @@ export interface AppDeps {
 }
 
 const API_BODY_LIMIT = '1mb';
-const API_BODY_LIMIT_BYTES = 1024 * 1024;
 const INGEST_BODY_LIMIT = '10mb';
 
 /** An unreadable body: 406 on the API (docs/api.md "Errors"), 400 on /ingest (docs/records.md "Ingest over HTTP"). */
@@ -78,6 +76,8 @@ export function createApp({ log, operations, ingest, edge, admin, repeats }: App
   const guard = edge ? [guardCaller(edge, API_BODY_LIMIT_BYTES)] : [];
   app.disable('x-powered-by');
   app.set('etag', false);
+  // req.ip: the peer, or the client a trusted proxy names (TRUST_PROXY, docs/configuration.md).
+  if (edge?.trustProxy) app.set('trust proxy', edge.trustProxy);
 
   app.use(requestLog(log));
 
@@ -122,7 +122,8 @@ export function createApp({ log, operations, ingest, edge, admin, repeats }: App
     if (err instanceof ApiError) error = err;
     // A path segment with a malformed %-escape (the router cannot decode it): no API method is addressed.
     else if (err instanceof URIError && (err as { status?: number }).status === 400) error = unknownMethod();
-    else if (isClickHouseUnreachable(err)) error = clickHouseUnavailable();
+    // ClickHouse away, the catalog not read recently enough, a stored write not yet announced: 503.
+    else if (unavailableFor(err)) error = unavailableFor(err)!;
     else {
       // A body error from a parser mounted elsewhere is still the client's (kept as a net).
       const mapped = bodyError(err, unreadableParams);

@@ -9,6 +9,11 @@ export interface ConnectionLimits {
   closeGraceMs: number;
   /** How long an answer may sit unsent because the client does not read it (ms). */
   stallMs: number;
+  /**
+   * A trusted proxy (TRUST_PROXY): its connections carry many clients, so it is not held to the share of
+   * one address (HTTP_MAX_CONNECTIONS still holds).
+   */
+  trusted?: (address: string) => boolean;
 }
 
 /** How often sockets are looked at for answers the client stopped reading. */
@@ -26,20 +31,24 @@ const SWEEP_MS = 1_000;
  * - an answer the client does not read: bytes waiting to be sent and not one of them taken for
  *   `stallMs` (a keep-alive socket with a large answer, or many pipelined ones, never read);
  * - more than `perAddress` connections from one peer address at once, so that one address cannot take
- *   all of HTTP_MAX_CONNECTIONS (server.maxConnections) from everyone else.
+ *   all of HTTP_MAX_CONNECTIONS (server.maxConnections) from everyone else; a trusted proxy excepted.
  */
 export function limitConnections(server: Server, limits: ConnectionLimits): void {
   const perPeer = new Map<string, number>();
   const sockets = new Map<Socket, { pending: number; queued: number; since: number }>();
 
   server.on('connection', (socket: Socket) => {
-    const peer = peerKey(socket.remoteAddress);
-    const held = perPeer.get(peer) ?? 0;
-    if (held >= limits.perAddress) {
-      socket.destroy();
-      return;
+    const address = socket.remoteAddress;
+    const proxy = address !== undefined && limits.trusted !== undefined && limits.trusted(address);
+    const peer = proxy ? undefined : peerKey(address);
+    if (peer !== undefined) {
+      const held = perPeer.get(peer) ?? 0;
+      if (held >= limits.perAddress) {
+        socket.destroy();
+        return;
+      }
+      perPeer.set(peer, held + 1);
     }
-    perPeer.set(peer, held + 1);
     sockets.set(socket, { pending: 0, queued: 0, since: Date.now() });
     let grace: NodeJS.Timeout | undefined;
     socket.once('finish', () => {
@@ -48,6 +57,7 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
     socket.once('close', () => {
       if (grace) clearTimeout(grace);
       sockets.delete(socket);
+      if (peer === undefined) return;
       const left = (perPeer.get(peer) ?? 1) - 1;
       if (left > 0) perPeer.set(peer, left);
       else perPeer.delete(peer);

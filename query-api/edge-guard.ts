@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Catalog } from '../shared/catalog/catalog.js';
-import type { Config } from '../shared/config.js';
+import { trustProxy, type Config, type TrustProxy } from '../shared/config.js';
 import { credentialsValid } from './api12/auth.js';
 import { notAllowed, notAllowedForCaller, serviceUnavailable, tooManyRequests } from './api12/errors.js';
 import { BodyBudget } from './body-budget.js';
@@ -18,15 +18,22 @@ export interface EdgeGuards {
    * RATE_LIMIT_PER_KEY is set: a guesser spends its own budget, never the right key's.
    */
   failures: RateLimiter | undefined;
+  /** Room for bodies in flight, with a share per user and per client address. */
   bodies: BodyBudget;
+  /** TRUST_PROXY compiled: whose X-Forwarded-For names the client (`req.ip`); undefined: nobody's. */
+  trustProxy: TrustProxy | undefined;
 }
+
+/** The largest API body (1 MiB, decoded): one of them always fits a holder's share of the body budget. */
+export const API_BODY_LIMIT_BYTES = 1024 * 1024;
 
 export function edgeGuards(config: Config, catalog: Catalog): EdgeGuards {
   return {
     credentials: (userId, apiKey) => credentialsValid(catalog, userId, apiKey),
     limiter: config.RATE_LIMIT_PER_KEY > 0 ? new RateLimiter(config.RATE_LIMIT_PER_KEY) : undefined,
     failures: config.RATE_LIMIT_PER_KEY > 0 ? new RateLimiter(config.RATE_LIMIT_PER_KEY) : undefined,
-    bodies: new BodyBudget(config.HTTP_BODY_BUDGET_MB * 1024 * 1024),
+    bodies: new BodyBudget(config.HTTP_BODY_BUDGET_MB * 1024 * 1024, API_BODY_LIMIT_BYTES),
+    trustProxy: trustProxy(config.TRUST_PROXY),
   };
 }
 
@@ -44,7 +51,8 @@ export const bucketKey = (userIdSegment: string) => canonicalUserId(userIdSegmen
 
 /**
  * The bucket of failed attempts: the user as above (every segment that is no user id shares one) and the
- * peer address (query-api/peer-address.ts), so that an outsider who knows a user id spends only its own.
+ * client's address (query-api/peer-address.ts; `req.ip`: the peer, or behind a trusted proxy the client it
+ * names), so that an outsider who knows a user id spends only its own.
  */
 export const failureKey = (userIdSegment: string, address: string | undefined) =>
   `${bucketKey(userIdSegment)} ${peerKey(address)}`;
@@ -73,7 +81,7 @@ const bodyPending = (req: Request) =>
  *    credentials are right (a caller with the right key spends nothing of it);
  * 2. the credentials in the path (101);
  * 3. the user's own budget (429), only for valid credentials: failures never spend it;
- * 4. room in the body budget (503).
+ * 4. room in the body budget, and in the shares of the user and of the client's address (503).
  * Only an authenticated caller's body is ever buffered. An answer given before the body has arrived
  * closes the connection: the rest of the body is not waited for.
  */
@@ -84,7 +92,10 @@ export function guardCaller(guards: EdgeGuards, bodyLimit: number): RequestHandl
       next(err);
     };
     const userId = String(req.params.userId);
-    const failed = failureKey(userId, req.socket.remoteAddress);
+    // The client's address: the peer, or behind a proxy TRUST_PROXY names, the client its X-Forwarded-For
+    // gives (Express's req.ip with the `trust proxy` setting of the app: query-api/app.ts).
+    const client = req.ip;
+    const failed = failureKey(userId, client);
     const gate = guards.failures?.take(failed);
     if (gate && !gate.ok) return refuse(tooManyRequests(gate.retryAfterSeconds));
     guards.credentials(userId, String(req.params.apiKey)).then((ok) => {
@@ -95,7 +106,8 @@ export function guardCaller(guards: EdgeGuards, bodyLimit: number): RequestHandl
       guards.failures?.give(failed);
       const taken = guards.limiter?.take(bucketKey(userId));
       if (taken && !taken.ok) return refuse(tooManyRequests(taken.retryAfterSeconds));
-      if (!guards.bodies.reserve(req, bodyLimit))
+      const holders = [`user ${bucketKey(userId)}`, `address ${peerKey(client)}`];
+      if (!guards.bodies.reserve(req, bodyLimit, holders))
         return refuse(serviceUnavailable('too many request bodies in flight', 1));
       next();
     }, next);

@@ -12,14 +12,17 @@ export function requestIdOf(incoming: string | undefined): string {
 
 /**
  * What a log line may say about a request: the matched route's pattern (never the path it came in on),
- * the operation when the path named a known one, and the request id. No path, query string or header
- * can hold an api key or the ingest token here, whatever the shape of the path (docs/api.md "Authentication").
+ * the operation when the path named a known one, the request id, and the client's address (`client_ip`:
+ * the peer, or behind a proxy TRUST_PROXY names, the client its X-Forwarded-For gives). No path, query
+ * string or header can hold an api key or the ingest token here, whatever the shape of the path
+ * (docs/api.md "Authentication").
  */
 export function requestFields(req: Request, res: Response): Record<string, unknown> {
   const route = (req.route as { path?: unknown } | undefined)?.path;
   const mount = res.locals.staticRoute;
   return {
     req_id: res.locals.requestId,
+    client_ip: res.locals.clientIp ?? null,
     method: req.method,
     route: typeof route === 'string' ? route : typeof mount === 'string' ? mount : null,
     ...(typeof res.locals.operation === 'string' ? { operation: res.locals.operation } : {}),
@@ -85,6 +88,8 @@ export function requestLog(log: Logger) {
     const id = requestIdOf(req.get('x-request-id'));
     const started = process.hrtime.bigint();
     res.locals.requestId = id;
+    // Read now, by the app's `trust proxy` setting (the first app the request enters).
+    res.locals.clientIp = req.ip;
     res.setHeader('X-Request-Id', id);
     // Read now: a mounted router rewrites req.url while it serves the request.
     const asset =

@@ -5,7 +5,7 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import { maxConnectionsPerAddress, type Config } from '../shared/config.js';
+import { maxConnectionsPerAddress, trustProxy, type Config } from '../shared/config.js';
 import { badRequest } from './api12/errors.js';
 import { limitConnections } from './connection-limits.js';
 import { requestIdOf } from './request-log.js';
@@ -55,8 +55,11 @@ export function createLimitedServer(app: RequestListener, config: Config): Serve
     requireHost(app),
   );
   applyServerLimits(server, config);
-  // No socket outlives its answer by more than a grace, and one address gets a share of the connections.
+  // No socket outlives its answer by more than a grace, and one address gets a share of the connections
+  // (a trusted proxy, the peer of every client behind it, excepted).
+  const trust = trustProxy(config.TRUST_PROXY);
   limitConnections(server, {
+    trusted: trust && ((address) => trust(address, 0)),
     perAddress: maxConnectionsPerAddress(config),
     closeGraceMs: config.HTTP_CLOSE_GRACE_MS,
     stallMs: config.HTTP_REQUEST_TIMEOUT_MS,

@@ -6,6 +6,7 @@ import { createApp, type AppDeps } from '../query-api/app.js';
 import { answerClientErrors } from '../query-api/client-error.js';
 import { createServiceApp } from '../query-api/ops/service-app.js';
 import { edgeGuards } from '../query-api/edge-guard.js';
+import { clientAddress } from '../query-api/client-address.js';
 import { createLimitedServer } from '../query-api/server-limits.js';
 import type { Catalog } from '../shared/catalog/catalog.js';
 import type { RenderPool } from '../query-api/render/pool.js';
@@ -77,12 +78,14 @@ export function serviceApp(deps: HttpDeps): RequestListener {
   const serving = config.ROLE !== 'ingest';
   const edge = edgeGuards(config, catalog);
   const repeats = serving ? new RepeatAnswers(statsCache, catalog, edge.limiter, log) : undefined;
+  if (repeats) repeats.clientAddress = (req) => clientAddress(req, edge.trustProxy);
   const app = createServiceApp({
     api: serving ? createApp({ log, operations, ingest, admin, edge, repeats }) : undefined,
     operations: Object.keys(operations),
     readiness: { db, consumer: worker, renderer: serving ? renderer : undefined },
     consumerLag,
     log,
+    trustProxy: edge.trustProxy,
   });
   return repeats ? repeats.listener(app) : app;
 }

@@ -129,12 +129,17 @@ async function bringUp(
   await migrate(db, log);
   gate.step({ check: 'startup', what: 'starting' });
   const catalog = new Catalog(db, config.DEFAULT_TIMEZONE, log);
-  catalog.startPolling(config.CATALOG_POLL_MS);
+  // Server mode, where other processes write the catalog: what is held is served only while the poll is
+  // fresh (docs/operations.md "Catalog changes across processes").
+  catalog.startPolling(
+    config.CATALOG_POLL_MS,
+    db.mode === 'server' ? config.CATALOG_FRESHNESS_MS : undefined,
+  );
   const statsCache = new StatsCache(statsCacheOptions(config));
   const events = new EventStore(db, config.DEDUP_WINDOW_DAYS);
   // Server mode: every finished write of this process also tells the other processes which lists it
   // changed (the change signal, ARCHITECTURE.md "The stats answer cache").
-  const changes = db.mode === 'server' ? new ListChangeWriter(db) : undefined;
+  const changes = db.mode === 'server' ? new ListChangeWriter(db, log) : undefined;
   const pipeline = new Pipeline(
     catalog,
     events,
@@ -246,6 +251,7 @@ async function bringUp(
       ]);
       catalog.stopPolling();
       changePoll?.stop();
+      changes?.close();
       await bounded('closing ClickHouse', 2_000, () => db.close());
     },
   };

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import express from 'express';
 import { z } from 'zod';
 import { tokenProblem } from './token-rules.js';
 
@@ -141,6 +142,13 @@ const envSchema = z.object({
   /** How often another process's catalog writes are noticed (ms). */
   CATALOG_POLL_MS: int(250, 10, 60_000),
   /**
+   * With CLICKHOUSE_URL: what an API process holds of the catalog (users' keys, grants, lists, …) is
+   * served only while its last successful catalog poll began less than this ago (ms); a read that finds
+   * it older waits for one poll, and when that fails answers 503 (docs/operations.md, "Catalog changes
+   * across processes").
+   */
+  CATALOG_FRESHNESS_MS: int(1_000, 100, 3_600_000),
+  /**
    * The automation.stats answer cache. Unset: on without expiry, in either mode (exact: this process's
    * writes invalidate it at once; with CLICKHOUSE_URL, other processes' writes through the change
    * signal, STATS_CHANGE_POLL_MS). 0: off. N > 0: on, a cached answer also expires after N ms.
@@ -206,6 +214,12 @@ const envSchema = z.object({
   HTTP_CLOSE_GRACE_MS: int(2_000, 100, 60_000),
   /** MiB that API request bodies in flight may hold together; over it a body is refused with 503. */
   HTTP_BODY_BUDGET_MB: int(64, 1, 65_536),
+  /**
+   * The proxies whose X-Forwarded-For is believed, as Express's `trust proxy` takes them: a hop count,
+   * or addresses, CIDRs and the names `loopback`, `linklocal`, `uniquelocal`, comma-separated
+   * (docs/configuration.md, "Behind a reverse proxy"). Unset: X-Forwarded-For is ignored.
+   */
+  TRUST_PROXY: optionalString,
 });
 
 const configSchema = envSchema
@@ -259,6 +273,10 @@ const configSchema = envSchema
         path: ['HTTP_MAX_CONNECTIONS_PER_ADDRESS'],
         message: `must not exceed HTTP_MAX_CONNECTIONS (${c.HTTP_MAX_CONNECTIONS})`,
       });
+    if (c.TRUST_PROXY !== undefined) {
+      const problem = trustProxyProblem(c.TRUST_PROXY);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['TRUST_PROXY'], message: problem });
+    }
     // Node requires the head's deadline to fall within the whole request's.
     if (c.HTTP_HEADERS_TIMEOUT_MS > c.HTTP_REQUEST_TIMEOUT_MS)
       ctx.addIssue({
@@ -275,6 +293,32 @@ export type Config = z.output<typeof configSchema>;
 /** HTTP_MAX_CONNECTIONS_PER_ADDRESS, or its default: a quarter of HTTP_MAX_CONNECTIONS (at least 1). */
 export function maxConnectionsPerAddress(c: Config): number {
   return c.HTTP_MAX_CONNECTIONS_PER_ADDRESS ?? Math.max(1, Math.floor(c.HTTP_MAX_CONNECTIONS / 4));
+}
+
+/** Whether a peer is a trusted proxy at this hop (0: the peer of the connection), as Express asks it. */
+export type TrustProxy = (address: string, hop: number) => boolean;
+
+/**
+ * TRUST_PROXY compiled by Express itself (its `trust proxy` setting, through proxy-addr): digits are a
+ * hop count, anything else a comma-separated list of addresses, CIDRs and names. Undefined when unset
+ * (or 0 hops): then no proxy is trusted and X-Forwarded-For is ignored.
+ */
+export function trustProxy(value: string | undefined): TrustProxy | undefined {
+  if (value === undefined) return undefined;
+  const setting = /^\d+$/.test(value) ? Number(value) : value;
+  if (setting === 0) return undefined;
+  return express().set('trust proxy', setting).get('trust proxy fn') as TrustProxy;
+}
+
+function trustProxyProblem(value: string): string | undefined {
+  if (/^(true|false)$/i.test(value))
+    return "give a hop count or the proxies' addresses (true would believe any client's X-Forwarded-For)";
+  try {
+    trustProxy(value);
+    return undefined;
+  } catch (err) {
+    return `${err instanceof Error ? err.message : String(err)} (a hop count, or addresses, CIDRs, loopback, linklocal, uniquelocal)`;
+  }
 }
 
 export class ConfigError extends Error {}

@@ -1,4 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
+import type { TrustProxy } from '../../shared/config.js';
 import type { Logger } from '../../shared/log.js';
 import type { PartitionLag } from '../../shared/metrics.js';
 import { registry, setConsumerLag } from '../../shared/metrics.js';
@@ -21,6 +22,8 @@ export interface ServiceAppDeps {
   /** Reads the consumer group's lag per partition (roles that run the consumer, with Kafka). */
   consumerLag: (() => Promise<PartitionLag[]>) | undefined;
   log: Logger;
+  /** TRUST_PROXY compiled: whose X-Forwarded-For names the client (`req.ip`, the request log's `client_ip`). */
+  trustProxy?: TrustProxy;
 }
 
 const API_PATH = /^\/api\/1\.2\/rest\/[^/]+\/[^/]+\/([^/]+)$/;
@@ -41,10 +44,13 @@ export function createServiceApp({
   readiness,
   consumerLag,
   log,
+  trustProxy,
 }: ServiceAppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // req.ip, for every route below (the API's included: its router is mounted here, not its app).
+  if (trustProxy) app.set('trust proxy', trustProxy);
   // Request id and request line for every path, the ops endpoints included.
   app.use(requestLog(log));
   app.use(requestMetrics(operations));

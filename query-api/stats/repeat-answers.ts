@@ -64,6 +64,9 @@ export class RepeatAnswers {
     sizeCalculation: (_entry, target) => 2 * target.length + 128,
   });
 
+  /** The client's address of a request answered here, for its request line (set where TRUST_PROXY is known). */
+  clientAddress: (req: IncomingMessage) => string | undefined = (req) => req.socket.remoteAddress;
+
   constructor(
     private readonly cache: StatsCache,
     private readonly catalog: Catalog,
@@ -114,8 +117,9 @@ export class RepeatAnswers {
   private answer(req: IncomingMessage, res: ServerResponse): boolean {
     const entry = req.url === undefined ? undefined : this.entries.get(req.url);
     if (!entry || hasBody(req)) return false;
+    // A catalog not polled recently enough (server mode): the full path decides (it may answer 503).
     const answer =
-      entry.catalog === this.catalog.version && this.now() < entry.expires
+      entry.catalog === this.catalog.version && this.catalog.isFresh && this.now() < entry.expires
         ? this.cache.current(entry.key, entry.listId)
         : undefined;
     if (!answer) {
@@ -126,8 +130,10 @@ export class RepeatAnswers {
     countStatsCache('hit');
     const started = process.hrtime.bigint();
     const id = requestIdOf(req.headers['x-request-id'] as string | undefined);
+    const client = this.clientAddress(req) ?? null;
     logWhenAnswered(this.log, res, started, () => ({
       req_id: id,
+      client_ip: client,
       method: 'GET',
       route: API12_REST_ROUTE,
       operation: OPERATION,

@@ -1,15 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../../shared/log.js';
 import { ApiError } from '../../shared/errors.js';
-import { isClickHouseUnreachable } from '../../shared/clickhouse/unreachable.js';
-import {
-  RetryableError,
-  clickHouseUnavailable,
-  internalError,
-  invalidParam,
-  tooLarge,
-  unknownMethod,
-} from '../api12/errors.js';
+import { unavailableFor } from '../unavailable.js';
+import { RetryableError, internalError, invalidParam, tooLarge, unknownMethod } from '../api12/errors.js';
 import { invoke } from '../api12/invoke.js';
 import type { Operation } from '../api12/operation.js';
 import { XmlRpcError, decodeCall, encodeFault, encodeResponse } from './codec.js';
@@ -36,7 +29,7 @@ export function xmlrpcRoute(operations: Record<string, Operation>, log: Logger) 
     // Anything else the body reader refuses (aborted, bad length) is a body that cannot be read.
     else if (typeof bodyErr.status === 'number' && bodyErr.status >= 400 && bodyErr.status < 500)
       error = invalidParam('body', 'could not be read');
-    else if (isClickHouseUnreachable(err)) error = clickHouseUnavailable();
+    else if (unavailableFor(err)) error = unavailableFor(err)!;
     else {
       const id = String(res.locals.requestId);
       log.error({ req_id: id, err }, 'unexpected error (xml-rpc)');

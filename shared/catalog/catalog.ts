@@ -41,6 +41,19 @@ function nextArrival(): number {
 }
 
 /**
+ * What is held of the catalog may not be served: the poll that would tell other processes' changes (a
+ * revoked grant, a changed key) has not succeeded for longer than the freshness bound
+ * (CATALOG_FRESHNESS_MS). The API answers it 503 with Retry-After (docs/operations.md, "Catalog changes
+ * across processes"). `cause`: the last poll's error.
+ */
+export class CatalogNotFresh extends Error {
+  constructor(cause: unknown) {
+    super('the catalog could not be read recently enough', { cause });
+    this.name = 'CatalogNotFresh';
+  }
+}
+
+/**
  * The change poll's fingerprint of the catalog table (`Catalog.startPolling`), from the engine's list of
  * the table's parts, not its rows, so a poll costs the same at 10 lists as at 10,000 (it read the whole
  * arrival column four times a second; BENCHMARKS.md's history). Every insert takes a new
@@ -71,6 +84,16 @@ export class Catalog {
   private timer: NodeJS.Timeout | undefined;
   /** Set by stopPolling: a poll in flight then schedules no next one. */
   private polling = false;
+  /**
+   * Until this time (epoch ms) what is held may be served: every catalog change committed before the
+   * last successful poll began is in it. Infinity without a freshness bound (one process's own store).
+   */
+  private freshUntil = Infinity;
+  private staleAfterMs = Infinity;
+  /** The poll in flight (scheduled, or asked for by a read that found what is held stale): shared. */
+  private inFlight: Promise<void> | undefined;
+  /** When the last successful poll began (epoch ms). */
+  private polledAt = 0;
 
   constructor(
     private readonly db: Db,
@@ -78,18 +101,22 @@ export class Catalog {
     private readonly log: Logger,
   ) {}
 
-  startPolling(intervalMs: number): void {
+  /**
+   * Polls the catalog's fingerprint every `intervalMs`, dropping what is held when another process
+   * changed the catalog. With `freshnessMs` (server mode, where other processes write), what is held is
+   * served only while the last successful poll began less than that ago (at least two intervals): a read
+   * that finds it older waits for one poll, shared, and when that fails is refused (CatalogNotFresh).
+   */
+  startPolling(intervalMs: number, freshnessMs?: number): void {
     this.polling = true;
+    if (freshnessMs !== undefined) {
+      this.staleAfterMs = Math.max(freshnessMs, 2 * intervalMs);
+      // Nothing is held yet: what is read from now on is current.
+      this.freshUntil = Date.now() + this.staleAfterMs;
+    }
     const poll = async () => {
       try {
-        // A fingerprint of the table that any write changes, whatever the writer's clock stamped on its
-        // rows (a revocation stamped below the newest arrival must be seen): see `fingerprint`.
-        // On a read connection where there is one: the poll never waits between a write's statements.
-        const g = await this.fingerprint();
-        if (g !== this.generation) {
-          this.generation = g;
-          this.invalidate();
-        }
+        await this.pollShared();
       } catch (err) {
         // One in flight when the service stopped fails on the closing connection: not worth a warning.
         if (this.polling) this.log.warn({ err }, 'catalog poll failed');
@@ -101,10 +128,51 @@ export class Catalog {
     void poll();
   }
 
+  private pollShared(): Promise<void> {
+    return (this.inFlight ??= this.pollOnce().finally(() => (this.inFlight = undefined)));
+  }
+
+  private async pollOnce(): Promise<void> {
+    const began = Date.now();
+    // A fingerprint of the table that any write changes, whatever the writer's clock stamped on its
+    // rows (a revocation stamped below the newest arrival must be seen): see `fingerprint`.
+    // On a read connection where there is one: the poll never waits between a write's statements.
+    const g = await this.fingerprint();
+    if (g !== this.generation) {
+      this.generation = g;
+      this.invalidate();
+    }
+    // Only after the invalidation: every change committed before this poll began is now in what is read.
+    this.polledAt = Math.max(this.polledAt, began);
+    this.freshUntil = Math.max(this.freshUntil, began + this.staleAfterMs);
+  }
+
+  /**
+   * For a read that found what is held stale: a poll that begins after it asked (the one in flight may
+   * have begun too long ago), shared with other such readers. When it succeeds what is held is current,
+   * however long the poll took (a slow server is not a reason to refuse); when it fails the read is
+   * refused, for no change (a revoked grant, a changed key) could have been seen.
+   */
+  private async freshen(): Promise<void> {
+    const asked = Date.now();
+    if (this.inFlight) await this.inFlight.catch(() => undefined);
+    if (this.polledAt >= asked) return; // another reader's poll began after this one asked
+    try {
+      await this.pollShared();
+    } catch (err) {
+      throw new CatalogNotFresh(err);
+    }
+  }
+
   /** The table's fingerprint now: see CATALOG_FINGERPRINT. */
   private async fingerprint(): Promise<string> {
     const [row] = await this.db.read<{ g: string }>(CATALOG_FINGERPRINT);
     return row?.g ?? '';
+  }
+
+  /** Whether what is held may be served without a poll first (always, without a freshness bound). */
+  get isFresh(): boolean {
+    return Date.now() < this.freshUntil;
   }
 
   /** Changes whenever what the catalog answers may have changed (the cache is dropped). */
@@ -177,6 +245,11 @@ export class Catalog {
   }
 
   private userTable(): Promise<Map<number, UserRecord>> {
+    if (Date.now() >= this.freshUntil) return this.freshen().then(() => this.userTableNow());
+    return this.userTableNow();
+  }
+
+  private userTableNow(): Promise<Map<number, UserRecord>> {
     if (this.users) return this.users;
     const epoch = this.epoch;
     const p = this.db
@@ -262,8 +335,16 @@ export class Catalog {
     this.users = undefined;
   }
 
-  /** Concurrent readers of one key share a lookup; a failed or outdated lookup is not kept. */
+  /**
+   * Concurrent readers of one key share a lookup; a failed or outdated lookup is not kept. Served only
+   * while what is held is fresh (see `startPolling`).
+   */
   private cached<T>(key: string, load: () => Promise<T>): Promise<T> {
+    if (Date.now() >= this.freshUntil) return this.freshen().then(() => this.cachedNow(key, load));
+    return this.cachedNow(key, load);
+  }
+
+  private cachedNow<T>(key: string, load: () => Promise<T>): Promise<T> {
     const hit = this.cache.get(key) as Promise<T> | undefined;
     if (hit) return hit;
     if (this.cache.size >= MAX_CACHED) this.cache.clear();

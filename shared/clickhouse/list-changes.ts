@@ -48,10 +48,27 @@ const BASELINE = `
 const SETTINGS = { output_format_json_quote_64bit_integers: 0 } as const;
 
 /**
+ * A write's records are stored but its change row is not: other processes do not know of the write yet.
+ * Resending the records is safe (deduplicated); the row itself is retried by the writer on its own
+ * (`ListChangeWriter`). The API answers it 503 with Retry-After (docs/operations.md, "Catalog changes
+ * across processes" and docs/deployment.md).
+ */
+export class ChangeSignalNotStored extends Error {
+  constructor(cause: unknown) {
+    super('the change signal of a stored write could not be written', { cause });
+    this.name = 'ChangeSignalNotStored';
+  }
+}
+
+/** How long after a failed change row the writer tries it again by itself (ms). */
+const RETRY_MS = 1_000;
+
+/**
  * The writing side: `note` appends a row naming the lists (resolves once it is committed). Calls are
  * written one after another; lists noted while a row is being written go together in the next one. A
  * failed row's lists go into the next row too (under the next number: if the failed row was stored
- * after all, a reader sees both; if not, it sees a gap and drops everything).
+ * after all, a reader sees both; if not, it sees a gap and drops everything), which is written by the
+ * next write or, without one, by a retry every `retryMs` until it is stored.
  */
 export class ListChangeWriter {
   /** This process's writer id (its own rows are skipped by its own poll: its writes bump at once). */
@@ -60,18 +77,39 @@ export class ListChangeWriter {
   private readonly pending = new Set<number>();
   private every = false;
   private tail: Promise<void> = Promise.resolve();
+  private retry: NodeJS.Timeout | undefined;
+  private closed = false;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly log?: Logger,
+    private readonly retryMs = RETRY_MS,
+  ) {}
 
   /**
    * The lists (or all lists) whose answers a finished write may have changed. The returned promise is
    * already handled (a caller that does not wait for it leaves no unhandled rejection); one that waits
-   * sees the failure.
+   * sees the failure, as a ChangeSignalNotStored.
    */
   note(lists: Iterable<number> | 'all'): Promise<void> {
     if (lists === 'all') this.every = true;
     else for (const id of lists) this.pending.add(id);
-    if (!this.every && this.pending.size === 0) return this.tail;
+    return this.write();
+  }
+
+  /** Rows not stored yet (lists noted, or a failed row's), for tests and the retry. */
+  get hasPending(): boolean {
+    return this.every || this.pending.size > 0;
+  }
+
+  /** Stops the retries (the service is closing). */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.retry);
+  }
+
+  private write(): Promise<void> {
+    if (!this.hasPending) return this.tail;
     const run = this.tail.then(() => this.flush());
     this.tail = run.catch(() => undefined);
     run.catch(() => undefined);
@@ -80,7 +118,7 @@ export class ListChangeWriter {
 
   private async flush(): Promise<void> {
     // Carried by an earlier row already (noted while that one waited for its turn).
-    if (!this.every && this.pending.size === 0) return;
+    if (!this.hasPending) return;
     const every = this.every;
     const lists = every ? [] : [...this.pending];
     this.pending.clear();
@@ -95,8 +133,22 @@ export class ListChangeWriter {
     } catch (err) {
       for (const id of lists) this.pending.add(id);
       this.every ||= every;
-      throw err;
+      this.retryLater();
+      throw new ChangeSignalNotStored(err);
     }
+  }
+
+  /** Without a further write the failed row would wait for one: it is tried again on a timer. */
+  private retryLater(): void {
+    if (this.closed || this.retry !== undefined) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      if (this.closed) return;
+      this.write().catch((err: unknown) => {
+        if (!this.closed) this.log?.warn({ err }, 'change signal retry failed');
+      });
+    }, this.retryMs);
+    this.retry.unref();
   }
 }
 

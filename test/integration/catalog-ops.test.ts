@@ -1,5 +1,5 @@
 // Modes: embedded and server
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestService, tenant, type TestService } from '../support/service.js';
 
 /** automation.workflows and transactional.templates (the dashboard's names for what it shows). */
@@ -97,5 +97,65 @@ describe('transactional.templates', () => {
     const res = await post(A, 'transactional.templates', { list_id: 53 });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ err: true, message: 'Not allowed for list_id = 53', code: 101 });
+  });
+});
+
+describe('while the catalog cannot be polled', () => {
+  let fresh: TestService;
+  beforeAll(async () => {
+    // Embedded, a process holds one data directory: the file's service serves (it has no freshness bound).
+    fresh =
+      service.db.mode === 'embedded'
+        ? service
+        : await startTestService({ CATALOG_POLL_MS: '50', CATALOG_FRESHNESS_MS: '300' });
+    const res = await fresh.ingest(tenant({ userId: 43, apiKey: 'ops-key-c', lists: [{ list_id: 54 }] }));
+    expect(res.body.rejected).toEqual([]);
+  }, 180_000);
+  afterAll(() => (fresh === service ? undefined : fresh?.stop()));
+
+  const workflows = () =>
+    fetch(`${fresh.url}/api/1.2/rest/43/ops-key-c/automation.workflows.json?list_id=54`).then(async (r) => ({
+      status: r.status,
+      retryAfter: r.headers.get('retry-after'),
+      body: await r.json(),
+    }));
+
+  it('server: held grants and keys are served only while the poll is fresh, then 503 with Retry-After; embedded: served', async () => {
+    expect((await workflows()).status).toBe(200); // held now
+    let failing = true;
+    // The poll's statement (the catalog table's parts) fails; every other statement still works.
+    fresh.db.faultInjector = async (what) => {
+      if (failing && /FROM system\.parts/.test(what))
+        throw new Error('Code: 159. DB::Exception: Timeout exceeded (simulated)');
+    };
+    try {
+      if (fresh.db.mode === 'embedded') {
+        // One process owns an embedded store: what it holds is exact, nothing to poll for.
+        await new Promise((r) => setTimeout(r, 1_000));
+        expect((await workflows()).status).toBe(200);
+        return;
+      }
+      // Before: 200 from what was held, for as long as the poll kept failing.
+      await vi.waitFor(
+        async () => {
+          const res = await workflows();
+          expect(res.status, JSON.stringify(res.body)).toBe(503);
+          expect(res.body).toEqual({
+            err: true,
+            message: 'Service unavailable: the catalog could not be read recently',
+            code: 503,
+          });
+          expect(Number(res.retryAfter)).toBeGreaterThanOrEqual(1);
+        },
+        { timeout: 15_000, interval: 100 },
+      );
+      failing = false;
+      await vi.waitFor(async () => expect((await workflows()).status).toBe(200), {
+        timeout: 15_000,
+        interval: 100,
+      });
+    } finally {
+      fresh.db.faultInjector = undefined;
+    }
   });
 });

@@ -300,6 +300,22 @@ describe('rate limits per user_id', () => {
     expect(own.map((a) => a.status)).toEqual(Array(2 * RATE).fill(200));
   });
 
+  it('without TRUST_PROXY, X-Forwarded-For is ignored: rotating it gives a guesser no further budget', async () => {
+    const U = 31;
+    await svc.ingest(tenant({ userId: U, apiKey: 'rate-key-31', lists: [{ list_id: 3100 }] }));
+    const guesses = await pipelined(
+      '127.0.0.4',
+      Array.from({ length: 4 * RATE }, (_, i) =>
+        get(`${stats(U, `guess-${i}`)}?list_id=3100`).replace(
+          '\r\n\r\n',
+          `\r\nX-Forwarded-For: 10.0.0.${i}\r\n\r\n`,
+        ),
+      ),
+    );
+    expect(guesses.map((a) => a.status)).toContain(429);
+    expect(guesses.filter((a) => a.status !== 403 && a.status !== 429)).toEqual([]);
+  });
+
   it('XML-RPC: fault 429 with HTTP 200 and Retry-After', async () => {
     const U = 25;
     await svc.ingest(tenant({ userId: U, apiKey: 'rate-key-25', lists: [{ list_id: 2500 }] }));

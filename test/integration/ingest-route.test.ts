@@ -1,5 +1,5 @@
 // Modes: embedded and server
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestService, tenant, type TestService } from '../support/service.js';
 
 /**
@@ -416,5 +416,58 @@ describe('a template whose props cannot be stored (docs/records.md "Catalog reco
     expect(res.body.rejected).toEqual([
       { line: 2, reason: expect.stringMatching(/^props: \d+ bytes of JSON, over the 524288 byte limit$/) },
     ]);
+  });
+});
+
+describe('a stored write whose change row cannot be written', () => {
+  it('server: 503 with Retry-After (resending is safe), and the row is written by a retry without another write; embedded: no row', async () => {
+    const DATE = '2025-06-21';
+    const changeRows = async () =>
+      svc.db.mode === 'embedded'
+        ? 0
+        : (
+            await svc.db.query<{ n: number }>(
+              'SELECT count() AS n FROM list_changes WHERE has(lists, {list:UInt64})',
+              { list: LIST },
+              { output_format_json_quote_64bit_integers: 0 },
+            )
+          )[0]!.n;
+    const before = await changeRows();
+    let failing = true;
+    let attempts = 0;
+    svc.db.faultInjector = async (what) => {
+      if (!/^INSERT INTO list_changes/.test(what)) return;
+      attempts++;
+      // Any ClickHouse error on that one-row insert (not a refused connection, which was a 503 already).
+      if (failing) throw new Error('Code: 252. DB::Exception: Too many parts (simulated). (TOO_MANY_PARTS)');
+    };
+    try {
+      const res = await post(JSON.stringify(send('change-row-1', DATE)), auth);
+      if (svc.db.mode === 'embedded') {
+        // Embedded, no other process reads the store: there is no change row to write.
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        expect(attempts).toBe(0);
+        return;
+      }
+      // Before: 500 Internal error, though the records were stored.
+      expect(res.status, JSON.stringify(res.body)).toBe(503);
+      expect(res.body).toMatchObject({ err: true, code: 503 });
+      expect(res.body.message).toMatch(/send it again/);
+      expect(await changeRows()).toBe(before);
+      const tried = attempts;
+      failing = false;
+      // No further write: the pending row is written by the writer's own retry (before: only by the next write).
+      await vi.waitFor(async () => expect(await changeRows()).toBeGreaterThan(before), {
+        timeout: 15_000,
+        interval: 200,
+      });
+      expect(attempts).toBeGreaterThan(tried);
+      // Sending the same records again is safe: they are not counted twice.
+      const again = await post(JSON.stringify(send('change-row-1', DATE)), auth);
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+      expect((await day(DATE)).map((r) => r.sends_total)).toEqual([1]);
+    } finally {
+      svc.db.faultInjector = undefined;
+    }
   });
 });

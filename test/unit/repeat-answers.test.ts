@@ -21,7 +21,7 @@ const T0 = Date.parse('2026-03-30T23:50:00Z');
 interface Rig {
   url: string;
   cache: StatsCache;
-  catalog: { version: number };
+  catalog: { version: number; isFresh: boolean };
   repeats: RepeatAnswers;
   clock: { now: number };
   full: () => number;
@@ -43,7 +43,7 @@ afterEach(() => new Promise<void>((ok) => (server ? server.close(() => ok()) : o
 
 async function rig(limiter?: RateLimiter): Promise<Rig> {
   const cache = new StatsCache({ enabled: true, ttlMs: 0 });
-  const catalog = { version: 1 };
+  const catalog = { version: 1, isFresh: true };
   const clock = { now: T0 };
   const lines: Record<string, unknown>[] = [];
   const stream = new Writable({
