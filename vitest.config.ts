@@ -48,6 +48,7 @@ export const SERVER_SUITES = [
   'test/integration/ingest-route.test.ts',
   'test/integration/stats-correctness.test.ts',
   'test/integration/dashboard-stats-totals.test.ts',
+  'test/integration/marketer-people.test.ts',
   'test/server/replica-freshness.test.ts',
   'test/server/pipeline-dating.test.ts',
   'test/server/concurrent-claims.test.ts',

@@ -9,6 +9,7 @@ import type { DayRows } from '../query-api/stats/day-rows.js';
 import type { CurrentGenerations } from '../shared/clickhouse/generations.js';
 import { automationStats } from '../query-api/stats/handler.js';
 import { automationStatsTotals } from '../query-api/stats/totals.js';
+import { automationStatsByWorkflow } from '../query-api/stats/by-workflow.js';
 import type { Catalog } from '../shared/catalog/catalog.js';
 import type { Db } from '../shared/clickhouse/client.js';
 import type { Config } from '../shared/config.js';
@@ -42,6 +43,7 @@ export function apiOperations(deps: OperationDeps): Record<string, Operation> {
   return {
     'automation.stats': (caller, params) => automationStats(statsDeps, caller, params),
     'automation.statsTotals': (caller, params) => automationStatsTotals(statsDeps, caller, params),
+    'automation.statsByWorkflow': (caller, params) => automationStatsByWorkflow(statsDeps, caller, params),
     'transactional.templateRender': (caller, params) =>
       transactionalTemplateRender(renderDeps, caller, params),
     'transactional.templateVariables': (caller, params) =>
