@@ -10,6 +10,9 @@ import type { CurrentGenerations } from '../shared/clickhouse/generations.js';
 import { automationStats } from '../query-api/stats/handler.js';
 import { automationStatsTotals } from '../query-api/stats/totals.js';
 import { automationStatsByWorkflow } from '../query-api/stats/by-workflow.js';
+import { shareCreate } from '../query-api/share/create.js';
+import type { ShareLinks } from '../query-api/share/links.js';
+import type { AlertSettingsSource } from '../query-api/stats/totals.js';
 import type { Catalog } from '../shared/catalog/catalog.js';
 import type { Db } from '../shared/clickhouse/client.js';
 import type { Config } from '../shared/config.js';
@@ -25,6 +28,8 @@ export interface OperationDeps {
   dayRows?: DayRows;
   renderer: RenderPool;
   log: Logger;
+  /** Share links (share.create) and the lists' alert thresholds (automation.statsTotals). */
+  marketer?: { links: ShareLinks; alertSettings: AlertSettingsSource };
 }
 
 /** The API 1.2 operations by name, each bound to what it reads. */
@@ -38,7 +43,9 @@ export function apiOperations(deps: OperationDeps): Record<string, Operation> {
     defaultTimezone: config.DEFAULT_TIMEZONE,
     maxPeriodDays: config.MAX_PERIOD_DAYS,
     cache: statsCache,
+    alertSettings: deps.marketer?.alertSettings,
   };
+  const links = deps.marketer?.links;
   const renderDeps = { catalog, renderer, log };
   return {
     'automation.stats': (caller, params) => automationStats(statsDeps, caller, params),
@@ -50,5 +57,6 @@ export function apiOperations(deps: OperationDeps): Record<string, Operation> {
       transactionalTemplateVariables(renderDeps, caller, params),
     'list.all': (caller, params) => listAll({ catalog }, caller, params),
     ...catalogOperations({ catalog }),
-  };
+    ...(links ? { 'share.create': (caller, params) => shareCreate({ catalog, links }, caller, params) } : {}),
+  } satisfies Record<string, Operation>;
 }

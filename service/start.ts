@@ -25,6 +25,11 @@ import type { ReadyGate } from './ready-gate.js';
 import { ingestToken } from './ingest-token.js';
 import { wireKafka } from './kafka.js';
 import { consumerLagReader } from '../ingest/kafka/lag.js';
+import { MarketerStore } from '../shared/clickhouse/marketer-store.js';
+import { ShareLinks } from '../query-api/share/links.js';
+import { shareRouter } from '../query-api/share/route.js';
+import { marketerAdminRouter } from '../query-api/marketer-admin-route.js';
+import { alertSettingsSource } from '../query-api/stats/alert-settings.js';
 import { apiOperations } from './operations.js';
 import { startRecovery } from './recovery.js';
 
@@ -187,7 +192,10 @@ async function bringUp(
   readTemplateCacheFrom(() => renderer.stats().cache);
   const dayRows = statsDayRows(db, events.generations ?? new StoredGenerations(db), statsCache, config, log);
   const stats = { statsCache, generations: events.generations, dayRows };
-  const operations = apiOperations({ config, db, catalog, ...stats, renderer, log });
+  const marketerStore = new MarketerStore(db);
+  const links = new ShareLinks(marketerStore);
+  const marketer = { links, alertSettings: alertSettingsSource(marketerStore) };
+  const operations = apiOperations({ config, db, catalog, ...stats, renderer, log, marketer });
   const consumerLag = worker ? consumerLagReader(config) : undefined;
   gate.open(
     serviceApp({
@@ -199,6 +207,21 @@ async function bringUp(
       // listing: GET /ingest/catalog, the admin CLI's read of users, lists and grants.
       ingest: { sink, token, listing: (f) => catalogListing(db, config.DEFAULT_TIMEZONE, f) },
       admin: { token: admin, actions: adminActions({ config, db, pipeline, sink, log }) },
+      marketer: {
+        share: shareRouter({
+          links,
+          stats: {
+            db,
+            catalog,
+            ...stats,
+            cache: statsCache,
+            defaultTimezone: config.DEFAULT_TIMEZONE,
+            maxPeriodDays: config.MAX_PERIOD_DAYS,
+            alertSettings: marketer.alertSettings,
+          },
+        }),
+        admin: marketerAdminRouter({ token: admin, store: marketerStore, links, catalog, log }),
+      },
       worker,
       renderer,
       consumerLag,

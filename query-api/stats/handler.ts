@@ -109,7 +109,12 @@ export async function automationStats(
   caller: Caller,
   params: RawParams,
 ): Promise<JsonAnswer<StatsRecord[]>> {
-  const { listId, query, currency } = await statsRequest(deps, caller, params);
+  return statsAnswer(deps, await statsRequest(deps, caller, params));
+}
+
+/** The stats answer of a request already read and authorised (the API operation, a share link). */
+export async function statsAnswer(deps: StatsDeps, req: StatsRequest): Promise<JsonAnswer<StatsRecord[]>> {
+  const { listId, query, currency } = req;
   const answer = async () =>
     JsonAnswer.from((await statsDays(deps, query)).map((d) => toStatsRecord(d, listId, currency)));
   return deps.cache ? deps.cache.read(query, currency, answer) : answer();
