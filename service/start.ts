@@ -30,6 +30,7 @@ import { ShareLinks } from '../query-api/share/links.js';
 import { shareRouter } from '../query-api/share/route.js';
 import { marketerAdminRouter } from '../query-api/marketer-admin-route.js';
 import { alertSettingsSource } from '../query-api/stats/alert-settings.js';
+import { ReportScheduler, smtpMailer } from '../query-api/reports/scheduler.js';
 import { apiOperations } from './operations.js';
 import { startRecovery } from './recovery.js';
 
@@ -46,6 +47,8 @@ export interface Service {
   statsCache: StatsCache;
   /** Lists' per-day stats rows held in memory (undefined when STATS_MEMORY_ROWS = 0). */
   dayRows: DayRows | undefined;
+  /** Scheduled e-mail reports (api and all roles, with SMTP_URL). */
+  reports?: ReportScheduler;
   /** Server mode: the change signal's read, in every role that answers the API (else undefined). */
   changePoll: ListChangePoll | undefined;
   /** Where POST /ingest sends records: the pipeline, or Kafka when KAFKA_BROKERS is set. */
@@ -229,6 +232,25 @@ async function bringUp(
     }),
   );
   const url = config.ROLE !== 'ingest' ? httpUrl : undefined;
+  const mailer = config.SMTP_URL && config.ROLE !== 'ingest' ? smtpMailer(config.SMTP_URL) : undefined;
+  const reports = mailer
+    ? new ReportScheduler({
+        store: marketerStore,
+        stats: {
+          db,
+          catalog,
+          ...stats,
+          cache: statsCache,
+          defaultTimezone: config.DEFAULT_TIMEZONE,
+          maxPeriodDays: config.MAX_PERIOD_DAYS,
+          alertSettings: marketer.alertSettings,
+        },
+        mailer,
+        from: config.REPORT_FROM,
+        log,
+      })
+    : undefined;
+  reports?.start(config.REPORT_CHECK_MS);
 
   return {
     config,
@@ -238,6 +260,7 @@ async function bringUp(
     pipeline,
     statsCache,
     dayRows,
+    reports,
     changePoll,
     sink,
     worker,
@@ -267,6 +290,10 @@ async function bringUp(
         bounded('stopping the render workers', 2_000, () => renderer.close()),
         consumerLag && bounded('closing the lag reader', 2_000, () => consumerLag.close()),
       ]);
+      await bounded('stopping the report scheduler', 2_000, async () => {
+        await reports?.stop();
+        mailer?.close();
+      });
       catalog.stopPolling();
       changePoll?.stop();
       await bounded('closing ClickHouse', 2_000, () => db.close());

@@ -202,6 +202,14 @@ const envSchema = z.object({
   HTTP_CLOSE_GRACE_MS: int(2_000, 100, 60_000),
   /** MiB that API request bodies in flight may hold together; over it a body is refused with 503. */
   HTTP_BODY_BUDGET_MB: int(64, 1, 65_536),
+  /**
+   * Scheduled e-mail reports (docs/dashboard.md "Reports"): the SMTP server, as a URL
+   * (`smtp://user:pass@host:587`, `smtps://…`); unset: no report is sent. The sender's address, and how
+   * often the api role looks for a report that is due (ms).
+   */
+  SMTP_URL: optionalString.pipe(z.url({ protocol: /^smtps?$/ }).optional()),
+  REPORT_FROM: z.string().default('mailstats <reports@localhost>'),
+  REPORT_CHECK_MS: int(60_000, 100, 86_400_000),
 });
 
 const configSchema = envSchema
