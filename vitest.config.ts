@@ -50,6 +50,7 @@ export const SERVER_SUITES = [
   'test/integration/dashboard-stats-totals.test.ts',
   'test/integration/marketer-people.test.ts',
   'test/integration/marketer-share.test.ts',
+  'test/integration/marketer-reports.test.ts',
   'test/server/replica-freshness.test.ts',
   'test/server/pipeline-dating.test.ts',
   'test/server/concurrent-claims.test.ts',

@@ -47,11 +47,31 @@ export function reportMail(r: ReportInput): ReportMail {
   const headline: [string, string, string, string][] = [
     ['Recipients', num(c.recipients), num(p.recipients), change(c.recipients, p.recipients)],
     ['Sends', num(c.sends_total), num(p.sends_total), change(c.sends_total, p.sends_total)],
-    ['Open rate (people)', `${num(c.opens_unique_percent, 2)} %`, `${num(p.opens_unique_percent, 2)} %`, change(c.opens_unique_percent, p.opens_unique_percent)],
-    ['Click rate (people)', `${num(c.clicks_unique_percent, 2)} %`, `${num(p.clicks_unique_percent, 2)} %`, change(c.clicks_unique_percent, p.clicks_unique_percent)],
+    [
+      'Open rate (people)',
+      `${num(c.opens_unique_percent, 2)} %`,
+      `${num(p.opens_unique_percent, 2)} %`,
+      change(c.opens_unique_percent, p.opens_unique_percent),
+    ],
+    [
+      'Click rate (people)',
+      `${num(c.clicks_unique_percent, 2)} %`,
+      `${num(p.clicks_unique_percent, 2)} %`,
+      change(c.clicks_unique_percent, p.clicks_unique_percent),
+    ],
     [`Revenue (${r.currency})`, num(money(c), 2), num(money(p), 2), change(money(c), money(p))],
-    [`Revenue per recipient (${r.currency})`, num(perRecipient(c), 2), num(perRecipient(p), 2), change(perRecipient(c), perRecipient(p))],
-    ['Conversion rate', `${num(c.conversion_rate_percent, 2)} %`, `${num(p.conversion_rate_percent, 2)} %`, change(c.conversion_rate_percent, p.conversion_rate_percent)],
+    [
+      `Revenue per recipient (${r.currency})`,
+      num(perRecipient(c), 2),
+      num(perRecipient(p), 2),
+      change(perRecipient(c), perRecipient(p)),
+    ],
+    [
+      'Conversion rate',
+      `${num(c.conversion_rate_percent, 2)} %`,
+      `${num(p.conversion_rate_percent, 2)} %`,
+      change(c.conversion_rate_percent, p.conversion_rate_percent),
+    ],
     ['Orders', num(c.purchase_count), num(p.purchase_count), change(c.purchase_count, p.purchase_count)],
   ];
   const ranked = [...r.workflows]
@@ -80,7 +100,8 @@ export function reportMail(r: ReportInput): ReportMail {
     '',
   ].join('\n');
 
-  const row = (cells: string[], tag = 'td') => `<tr>${cells.map((x) => `<${tag}>${escapeHtml(x)}</${tag}>`).join('')}</tr>`;
+  const row = (cells: string[], tag = 'td') =>
+    `<tr>${cells.map((x) => `<${tag}>${escapeHtml(x)}</${tag}>`).join('')}</tr>`;
   const html = `<!doctype html><html><body style="font-family:sans-serif">
 <h1>${escapeHtml(r.listName)}</h1>
 <p>${escapeHtml(period)} (against ${escapeHtml(`${p.start_date} – ${p.stop_date}`)})</p>
@@ -94,9 +115,27 @@ ${bottom.length ? `<h2>Bottom workflows</h2><ul>${bottom.map((x) => `<li>${escap
     ['measure', 'this period', 'previous period', 'change'].join(';'),
     ...headline.map((h) => h.map(csvCell).join(';')),
     '',
-    ['workflow_id', 'workflow', 'recipients', 'openers', 'clickers', 'buyers', 'sends', `revenue ${r.currency}`].join(';'),
+    [
+      'workflow_id',
+      'workflow',
+      'recipients',
+      'openers',
+      'clickers',
+      'buyers',
+      'sends',
+      `revenue ${r.currency}`,
+    ].join(';'),
     ...r.workflows.map((w) =>
-      [w.workflow_id, name(w), num(w.recipients), num(w.openers), num(w.clickers), num(w.buyers), num(w.sends_total), num(eur ? w.purchases_value_eur : w.purchases_value_ron, 2)]
+      [
+        w.workflow_id,
+        name(w),
+        num(w.recipients),
+        num(w.openers),
+        num(w.clickers),
+        num(w.buyers),
+        num(w.sends_total),
+        num(eur ? w.purchases_value_eur : w.purchases_value_ron, 2),
+      ]
         .map(csvCell)
         .join(';'),
     ),

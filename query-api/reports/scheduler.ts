@@ -91,7 +91,11 @@ export class ReportScheduler {
   private async sendDue(s: ReportSchedule): Promise<boolean> {
     const { store, stats, log } = this.deps;
     const list = await stats.catalog.list(s.list_id);
-    const period = lastEndedPeriod(s.every, (this.deps.now ?? Date.now)(), list?.timezone ?? stats.defaultTimezone);
+    const period = lastEndedPeriod(
+      s.every,
+      (this.deps.now ?? Date.now)(),
+      list?.timezone ?? stats.defaultTimezone,
+    );
     const state = await store.reportState(s.id, period.key);
     // Sent, or a claim without an outcome yet (another process is sending it).
     if (state.sent || state.claimed > state.attempts || state.attempts >= MAX_ATTEMPTS) return false;
@@ -129,7 +133,11 @@ export class ReportScheduler {
         text: mail.text,
         html: mail.html,
         attachments: [
-          { filename: `report-${s.list_id}-${period.key}.csv`, content: mail.csv, contentType: 'text/csv; charset=utf-8' },
+          {
+            filename: `report-${s.list_id}-${period.key}.csv`,
+            content: mail.csv,
+            contentType: 'text/csv; charset=utf-8',
+          },
         ],
       });
     } catch (err) {
@@ -137,7 +145,10 @@ export class ReportScheduler {
       throw err;
     }
     await store.markReport(s.id, period.key, this.owner, 'sent');
-    log.info({ audit: 'report sent', report_id: s.id, list_id: s.list_id, period: period.key }, 'report sent');
+    log.info(
+      { audit: 'report sent', report_id: s.id, list_id: s.list_id, period: period.key },
+      'report sent',
+    );
     return true;
   }
 }

@@ -14,11 +14,14 @@ const ADMIN_TOKEN = 'alerts-admin-token-0123456789abcdef';
 let svc: TestService;
 
 async function totals(params: Record<string, unknown>) {
-  const res = await fetch(`${svc.url}/api/1.2/rest/${DEMO.userId}/${DEMO.apiKey}/automation.statsTotals.json`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(params),
-  });
+  const res = await fetch(
+    `${svc.url}/api/1.2/rest/${DEMO.userId}/${DEMO.apiKey}/automation.statsTotals.json`,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(params),
+    },
+  );
   return (await res.json()) as any;
 }
 
@@ -33,7 +36,9 @@ describe('alerts', () => {
   it("the demo's bounce rate is flagged, with the value the day rows give", async () => {
     const body = await totals({ list_id: 1, days: 30 });
     const days = await (
-      await fetch(`${svc.url}/api/1.2/rest/${DEMO.userId}/${DEMO.apiKey}/automation.stats.json?list_id=1&days=30`)
+      await fetch(
+        `${svc.url}/api/1.2/rest/${DEMO.userId}/${DEMO.apiKey}/automation.stats.json?list_id=1&days=30`,
+      )
     ).json();
     const sum = (f: string) => (days as any[]).reduce((s, d) => s + d[f], 0);
     const rate = Math.round((sum('bounce_total') / sum('sends_total')) * 10_000) / 100;
@@ -48,7 +53,9 @@ describe('alerts', () => {
   });
 
   it('admin alerts set: a list threshold of its own, shown by alerts show; other lists keep the defaults', async () => {
-    const set = await adminCli(['alerts', 'set', '--list', '1', '--bounce', '3', '--url', svc.url!], { ADMIN_TOKEN });
+    const set = await adminCli(['alerts', 'set', '--list', '1', '--bounce', '3', '--url', svc.url!], {
+      ADMIN_TOKEN,
+    });
     expect(set.code, set.err).toBe(0);
     expect(set.out).toContain('"bounce":3');
     await new Promise((r) => setTimeout(r, 1_100)); // the thresholds are read at most once a second
@@ -58,7 +65,9 @@ describe('alerts', () => {
     expect(JSON.parse(show.out)).toMatchObject({ bounce: 3, spam: 0.1 });
     const other = await adminCli(['alerts', 'show', '--list', '2', '--url', svc.url!], { ADMIN_TOKEN });
     expect(JSON.parse(other.out)).toMatchObject({ bounce: 2 });
-    const bad = await adminCli(['alerts', 'set', '--list', '1', '--bounce', 'x', '--url', svc.url!], { ADMIN_TOKEN });
+    const bad = await adminCli(['alerts', 'set', '--list', '1', '--bounce', 'x', '--url', svc.url!], {
+      ADMIN_TOKEN,
+    });
     expect(bad.code).toBe(2);
   }, 300_000);
 });
