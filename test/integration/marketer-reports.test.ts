@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localDate } from '../../shared/dates.js';
 import { startMailpit, type Mailpit } from '../support/mailpit.js';
-import { serverEnv, startTestService, tenant, type TestService } from '../support/service.js';
+import { serverEnv, startTestService, tenant } from '../support/service.js';
 
 const USER = 5701;
 const KEY = 'report-key-0123456789ab';
