@@ -128,12 +128,10 @@ describe('scheduled e-mail reports', () => {
           body: JSON.stringify({ list_id: LIST, to: ['second@example.com'], every: 'month' }),
         });
         expect(add.status).toBe(200);
-        const sent = await Promise.all([
-          a.reports!.tick(),
-          b.reports!.tick(),
-          a.reports!.tick(),
-          b.reports!.tick(),
-        ]);
+        // Both at once (a second tick of one process while its first runs would share that check: so, rounds).
+        const first = await Promise.all([a.reports!.tick(), b.reports!.tick()]);
+        const again = await Promise.all([a.reports!.tick(), b.reports!.tick()]);
+        const sent = [...first, ...again];
         expect(sent.reduce((x, y) => x + y, 0)).toBe(1);
       } finally {
         await Promise.all([a.stop(), b.stop()]);

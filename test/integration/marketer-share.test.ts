@@ -115,7 +115,7 @@ describe('share links', () => {
     expect(other.body.list_id).toBe(String(LIST));
     // The same checks on params as the operations.
     expect((await shared(token, 'stats', 'days=99999')).body).toMatchObject({ err: true, code: 406 });
-  });
+  }, 300_000);
 
   it('admin share list shows the link without its token; a link with a workflow set stays within it', async () => {
     const listing = await cli(['share', 'list']);
@@ -135,7 +135,7 @@ describe('share links', () => {
     expect(all.body).toEqual(
       (await owner('automation.stats', { list_id: LIST, days: 30, workflow_ids: [1, 3] })).body,
     );
-  });
+  }, 300_000);
 
   it('the link reaches nothing else: no API operation, no other path', async () => {
     for (const path of [
@@ -147,7 +147,7 @@ describe('share links', () => {
       const res = await fetch(`${svc.url}${path}`);
       expect(res.status, path).not.toBe(200);
     }
-  });
+  }, 300_000);
 
   it('revoked, expired and unknown links: one 403 answer', async () => {
     const expected = {
@@ -168,7 +168,7 @@ describe('share links', () => {
       { digest: (await import('node:crypto')).createHash('sha256').update('B'.repeat(43)).digest('hex') },
     );
     expect(await shared('B'.repeat(43), 'totals', 'days=30')).toEqual({ status: 403, body: expected });
-  });
+  }, 300_000);
 
   it('share.create: the owner makes a link from the dashboard; only for a list it may read', async () => {
     const made = await owner('share.create', { list_id: LIST, workflow_ids: [2], expires_days: 3 });
@@ -186,5 +186,5 @@ describe('share links', () => {
       `${svc.url}/api/1.2/rest/${USER}/wrong-key-0000000000/share.create.json?list_id=${LIST}`,
     );
     expect(wrongKey.status).toBe(403);
-  });
+  }, 300_000);
 });
