@@ -32,11 +32,13 @@ const GROUPS: Record<string, string> = {
                                      know is refused unless --force (the grant then waits for them)`,
   show: `  users | lists | grants [--user N] [--list N]
                                      what the service knows (never a key or its digest)`,
+  marketer: MARKETER_HELP,
   token: `  token rotate [--env PATH]          a new ingest token, written to PATH (INGEST_TOKEN=…, e.g. .env for
                                      docker compose) or else to DATA_DIR/ingest-token; restart to use it`,
 };
 import { AdminError } from './admin-http.js';
 import { ImportInputError } from './import-sources.js';
+import { MARKETER_HELP, MARKETER_OPTIONS, runMarketer } from './marketer.js';
 import { LIFECYCLE_HELP, LIFECYCLE_OPTIONS, lifecycleCommandHelp, runLifecycle } from './lifecycle.js';
 
 const HELP = `mailstats admin: create users, keys, grants and lists, rotate the ingest token.
@@ -76,6 +78,7 @@ const OPTIONS = {
   url: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   ...LIFECYCLE_OPTIONS,
+  ...MARKETER_OPTIONS,
 } as const;
 
 async function send(service: ServiceClient, plan: Plan): Promise<void> {
@@ -173,6 +176,8 @@ async function main(argv: string[]): Promise<number> {
   const url = values.url ?? process.env.MAILSTATS_URL ?? `http://127.0.0.1:${process.env.PORT ?? 8080}`;
   const lifecycle = await runLifecycle(positionals, values, url);
   if (lifecycle !== undefined) return lifecycle;
+  const marketer = await runMarketer(positionals, values, url);
+  if (marketer !== undefined) return marketer;
   const service = new ServiceClient(url);
   const command = positionals.join(' ');
   switch (command) {

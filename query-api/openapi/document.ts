@@ -15,6 +15,8 @@ import {
   statsParams,
   statsTotals,
   statsTotalsParams,
+  statsByWorkflow,
+  statsByWorkflowParams,
   templateVariablesAnswer,
   templateVariablesParams,
 } from './schemas.js';
@@ -159,9 +161,25 @@ const OPERATIONS: OperationDoc[] = [
       'An operation of this service (not of the platform): the params, checks and period of ' +
       'automation.stats; one object with the purchases, revenue and AOV of the whole period, summed ' +
       'exactly over its days and rounded once (a sum of the per-day answer can be cents off: each day ' +
-      'is rounded) (docs/api.md, "automation.statsTotals").',
+      'is rounded), the distinct recipients, openers, clickers and buyers of the whole period, revenue ' +
+      'per recipient, conversion rate and alerts (docs/api.md, "automation.statsTotals").',
     params: statsTotalsParams,
     answer: 'StatsTotals',
+    errors: [
+      [400, '407 (missing list_id) or 406 (invalid param, period too long or inverted, unreadable body)'],
+      ...COMMON_ERRORS.slice(1),
+    ],
+  },
+  {
+    name: 'automation.statsByWorkflow',
+    summary: 'Per workflow, its figures over the period, from one grouped statement (for dashboards)',
+    description:
+      'An operation of this service (not of the platform): the params, checks and period of ' +
+      'automation.stats; per workflow of the list (or of workflow_ids) with activity in the period: ' +
+      'totals, distinct recipients, openers, clickers and buyers over the whole period, purchases and ' +
+      'exact revenue (docs/api.md, "automation.statsByWorkflow").',
+    params: statsByWorkflowParams,
+    answer: 'StatsByWorkflow',
     errors: [
       [400, '407 (missing list_id) or 406 (invalid param, period too long or inverted, unreadable body)'],
       ...COMMON_ERRORS.slice(1),
@@ -500,6 +518,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
         Error: jsonSchema(errorObject, 'output'),
         StatsAnswer: jsonSchema(statsAnswer, 'output'),
         StatsTotals: jsonSchema(statsTotals, 'output'),
+        StatsByWorkflow: jsonSchema(statsByWorkflow, 'output'),
         TemplateVariables: jsonSchema(templateVariablesAnswer, 'output'),
         RenderResult: jsonSchema(renderResult, 'output'),
         ListAllAnswer: jsonSchema(listAllAnswer, 'output'),

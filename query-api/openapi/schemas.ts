@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { RenderResult } from '../render/engine.js';
 import type { TemplateVariables } from '../render/variables.js';
-import type { StatsRecord, StatsTotals } from '../stats/record.js';
+import type { StatsRecord, StatsTotals, WorkflowTotals } from '../stats/record.js';
 import { AccountEntry, WorkflowEntry } from '../catalog-ops.js';
 import { ListEntry } from '../lists/handler.js';
 
@@ -157,6 +157,23 @@ export const statsAnswer = z
   .array(statsRecord)
   .describe('One record per date with at least one matching record, ascending by date');
 
+export const alert = z
+  .object({
+    kind: z.enum([
+      'spam',
+      'bounce',
+      'unsubscribe_spike',
+      'open_rate_drop',
+      'revenue_drop',
+      'workflow_stopped',
+    ]),
+    message: z.string(),
+    value: z.number().describe('The measured value (percent; 0 for workflow_stopped)'),
+    threshold: z.number().describe('The threshold it passed (percent; days for workflow_stopped)'),
+    workflow_id: z.string().regex(/^\d+$/).optional(),
+  })
+  .strict();
+
 export const statsTotals = z
   .object({
     list_id: z.string().regex(/^\d+$/),
@@ -183,9 +200,51 @@ export const statsTotals = z
       'Exact revenue sum ÷ purchase_count, rounded once; 0 without purchases',
     ),
     formatted_value_aov_eur: formatted,
+    recipients: count.describe('Distinct subscribers sent to over the whole period (not per day)'),
+    openers: count.describe('Distinct subscribers who opened over the period'),
+    clickers: count.describe('Distinct subscribers who clicked over the period'),
+    buyers: count.describe('Distinct subscribers who purchased over the period'),
+    revenue_per_recipient_ron: decimal2.describe(
+      'Exact revenue ÷ recipients, rounded once; 0 without recipients',
+    ),
+    revenue_per_recipient_eur: decimal2.describe(
+      'Exact revenue ÷ recipients, rounded once; 0 without recipients',
+    ),
+    conversion_rate_percent: decimal2.describe('100 × buyers ÷ recipients, 2 decimals; 0 without recipients'),
+    opens_unique_percent: decimal2.describe('100 × openers ÷ recipients, 2 decimals; 0 without recipients'),
+    clicks_unique_percent: decimal2.describe('100 × clickers ÷ recipients, 2 decimals; 0 without recipients'),
+    alerts: z.array(alert).describe('What needs a look in the period (docs/dashboard.md, "Alerts")'),
   })
   .strict()
-  .describe("The period's money, summed exactly over its days and rounded once");
+  .describe(
+    "The period's money, summed exactly over its days and rounded once, its distinct people and alerts",
+  );
+
+export const workflowTotals = z
+  .object({
+    workflow_id: z.string().regex(/^\d+$/),
+    workflow_name: z.string().nullable().describe('From the catalog’s workflow records; null when none'),
+    sends_total: count,
+    opens_total: count,
+    clicks_total: count,
+    recipients: count.describe('Distinct subscribers sent to over the period'),
+    openers: count,
+    clickers: count,
+    buyers: count,
+    purchase_count: count,
+    purchases_value_ron: decimal2.describe('The exact sum over the period, rounded once'),
+    purchases_value_eur: decimal2.describe('The exact sum over the period, rounded once'),
+    opens_unique_percent: decimal2.describe('100 × openers ÷ recipients, 2 decimals'),
+    clicks_unique_percent: decimal2.describe('100 × clickers ÷ recipients, 2 decimals'),
+  })
+  .strict();
+
+export const statsByWorkflow = z
+  .array(workflowTotals)
+  .describe('Per workflow with activity in the period, its figures over the whole period, ascending by id');
+export const statsByWorkflowParams = statsParams.describe(
+  'automation.statsByWorkflow parameters: those of automation.stats (by name, or __0__…__6__ in this order)',
+);
 
 export const renderResult = z
   .object({
@@ -227,6 +286,8 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const sameStats: Same<z.infer<typeof statsRecord>, StatsRecord> = true;
 const sameRender: Same<z.infer<typeof renderResult>, RenderResult> = true;
 const sameTotals: Same<z.infer<typeof statsTotals>, StatsTotals> = true;
+const sameByWorkflow: Same<z.infer<typeof workflowTotals>, WorkflowTotals> = true;
+void sameByWorkflow;
 void sameStats;
 void sameTotals;
 const sameVariables: Same<z.infer<typeof templateVariablesAnswer>, TemplateVariables> = true;

@@ -63,7 +63,21 @@ export async function statsRequest(
   caller: Caller,
   params: RawParams,
 ): Promise<StatsRequest> {
-  const listId = requiredId(params, 'list_id');
+  return statsRequestWith(deps, params, requiredId(params, 'list_id'), (listId) =>
+    authorize(deps.catalog, caller.userId, caller.apiKey, listId),
+  );
+}
+
+/**
+ * The same intake for a list fixed by the caller's credentials (`check` is the access check, run where
+ * the list check runs; a share link fixes the list itself: docs/dashboard.md "Share links").
+ */
+export async function statsRequestWith(
+  deps: StatsDeps,
+  params: RawParams,
+  listId: number,
+  check: (listId: number) => Promise<void>,
+): Promise<StatsRequest> {
   const workflowIds = optionalIdList(params, 'workflow_ids', MAX_WORKFLOW_IDS) ?? null;
   const triggerId = optionalId(params, 'trigger_id') ?? null;
   const periodParams: PeriodParams = {
@@ -76,7 +90,7 @@ export async function statsRequest(
   const fixed = zoneFree(periodParams)
     ? resolvePeriod(periodParams, deps.defaultTimezone, deps.maxPeriodDays)
     : undefined;
-  await authorize(deps.catalog, caller.userId, caller.apiKey, listId);
+  await check(listId);
 
   const list = await deps.catalog.list(listId);
   const period =
@@ -95,7 +109,12 @@ export async function automationStats(
   caller: Caller,
   params: RawParams,
 ): Promise<JsonAnswer<StatsRecord[]>> {
-  const { listId, query, currency } = await statsRequest(deps, caller, params);
+  return statsAnswer(deps, await statsRequest(deps, caller, params));
+}
+
+/** The stats answer of a request already read and authorised (the API operation, a share link). */
+export async function statsAnswer(deps: StatsDeps, req: StatsRequest): Promise<JsonAnswer<StatsRecord[]>> {
+  const { listId, query, currency } = req;
   const answer = async () =>
     JsonAnswer.from((await statsDays(deps, query)).map((d) => toStatsRecord(d, listId, currency)));
   return deps.cache ? deps.cache.read(query, currency, answer) : answer();

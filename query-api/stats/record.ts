@@ -59,4 +59,49 @@ export interface StatsTotals {
   formatted_value_aov_ron: string;
   purchases_value_aov_eur: number;
   formatted_value_aov_eur: string;
+  /** Distinct subscribers over the whole period (not per day): the union of the days' sets. */
+  recipients: number;
+  openers: number;
+  clickers: number;
+  buyers: number;
+  /** Exact revenue ÷ recipients, 2 decimals (0 when none). */
+  revenue_per_recipient_ron: number;
+  revenue_per_recipient_eur: number;
+  /** 100 × buyers ÷ recipients, 2 decimals (0 when none). */
+  conversion_rate_percent: number;
+  /** 100 × openers (clickers) ÷ recipients, 2 decimals (0 when none). */
+  opens_unique_percent: number;
+  clicks_unique_percent: number;
+  /** What needs a look in this period (docs/dashboard.md "Alerts"); [] when nothing. */
+  alerts: Alert[];
+}
+
+export type AlertKind =
+  'spam' | 'bounce' | 'unsubscribe_spike' | 'open_rate_drop' | 'revenue_drop' | 'workflow_stopped';
+
+/** One alert: `value` measured against `threshold` (both in percent, or days for workflow_stopped). */
+export interface Alert {
+  kind: AlertKind;
+  message: string;
+  value: number;
+  threshold: number;
+  workflow_id?: string;
+}
+
+/** One element of the `automation.statsByWorkflow` answer: a workflow's figures over the period. */
+export interface WorkflowTotals {
+  workflow_id: string;
+  workflow_name: string | null;
+  sends_total: number;
+  opens_total: number;
+  clicks_total: number;
+  recipients: number;
+  openers: number;
+  clickers: number;
+  buyers: number;
+  purchase_count: number;
+  purchases_value_ron: number;
+  purchases_value_eur: number;
+  opens_unique_percent: number;
+  clicks_unique_percent: number;
 }

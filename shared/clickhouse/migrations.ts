@@ -3,6 +3,7 @@ import {
   DAILY_SETS_GROUP,
   DAILY_SETS_SELECT,
   DAILY_SETS_VIEW_QUERY,
+  DAILY_SETS_VIEW_QUERY_V4,
   SCOPE_COUNTERS,
 } from './schema.js';
 
@@ -167,7 +168,7 @@ export const MIGRATIONS: Migration[] = [
         MODIFY ORDER BY (list_id, workflow_id, day, trigger_id, type, gen)`,
       `ALTER TABLE daily_scopes ADD COLUMN IF NOT EXISTS gen UInt64,
         MODIFY ORDER BY (list_id, workflow_id, trigger_id, day, gen)`,
-      `ALTER TABLE daily_sets_mv MODIFY QUERY ${DAILY_SETS_VIEW_QUERY}`,
+      `ALTER TABLE daily_sets_mv MODIFY QUERY ${DAILY_SETS_VIEW_QUERY_V4}`,
     ],
   },
   {
@@ -217,6 +218,66 @@ export const MIGRATIONS: Migration[] = [
       ) ENGINE = MergeTree
       ORDER BY at
       TTL toDateTime(at) + INTERVAL 1 DAY`,
+    ],
+  },
+  {
+    version: 9,
+    name: 'buyers, share links, reports, alert thresholds',
+    statements: [
+      // Purchases keep their subscribers in daily_sets too (distinct buyers over a period,
+      // docs/api.md "automation.statsTotals"). New inserts through the view; rows stored before get
+      // their purchase sets added below: a union with zero counts and zero money, so running it again
+      // (a start interrupted half-way) changes nothing.
+      `ALTER TABLE daily_sets_mv MODIFY QUERY ${DAILY_SETS_VIEW_QUERY}`,
+      `INSERT INTO daily_sets (list_id, day, workflow_id, trigger_id, type, gen, subs, n, ok, failed, ron, eur)
+      SELECT list_id, day, workflow_id, trigger_id, type, gen, groupBitmapState(subscriber_id),
+        toUInt64(0), toUInt64(0), toUInt64(0), toDecimal128(0, 4), toDecimal128(0, 4)
+      FROM events
+      WHERE type = 'purchase'
+      GROUP BY list_id, day, workflow_id, trigger_id, type, gen`,
+      // Read-only share links (docs/dashboard.md "Share links"): the token is kept only as its SHA-256
+      // digest; a revocation is a newer version of the row.
+      `CREATE TABLE IF NOT EXISTS share_links (
+        id String,
+        token_sha256 String,
+        list_id UInt64,
+        workflow_ids Array(UInt64),
+        created_at DateTime64(3, 'UTC'),
+        expires_at Nullable(DateTime64(3, 'UTC')),
+        revoked UInt8,
+        version UInt64
+      ) ENGINE = ReplacingMergeTree(version)
+      ORDER BY id`,
+      // Scheduled e-mail reports (docs/dashboard.md "Reports"): one row per schedule, removal a newer version.
+      `CREATE TABLE IF NOT EXISTS report_schedules (
+        id String,
+        list_id UInt64,
+        recipients String,
+        every LowCardinality(String),
+        workflow_ids Array(UInt64),
+        created_at DateTime64(3, 'UTC'),
+        removed UInt8,
+        version UInt64
+      ) ENGINE = ReplacingMergeTree(version)
+      ORDER BY id`,
+      // Per report and period: the claim (one per attempt, written with a deduplication token so two
+      // processes cannot both take it) and the outcome, so a period's report is sent once.
+      `CREATE TABLE IF NOT EXISTS report_sends (
+        report_id String,
+        period String,
+        owner String,
+        state LowCardinality(String),
+        at DateTime64(6, 'UTC') DEFAULT now64(6)
+      ) ENGINE = MergeTree
+      ORDER BY (report_id, period, at)
+      SETTINGS non_replicated_deduplication_window = 10000`,
+      // Per-list alert thresholds (docs/dashboard.md "Alerts"); the newest row of a list wins.
+      `CREATE TABLE IF NOT EXISTS alert_settings (
+        list_id UInt64,
+        settings String,
+        version UInt64
+      ) ENGINE = ReplacingMergeTree(version)
+      ORDER BY list_id`,
     ],
   },
 ];

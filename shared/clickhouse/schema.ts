@@ -41,9 +41,12 @@ export const DAILY_SETS_SELECT = `
 
 export const DAILY_SETS_GROUP = 'GROUP BY list_id, day, workflow_id, trigger_id, type';
 
-/** The states daily_sets keeps, folded from raw `events` rows. */
+/**
+ * The states daily_sets keeps, folded from raw `events` rows. Since migration 9 purchases keep their
+ * subscribers too (buyers over a period: docs/api.md "automation.statsTotals").
+ */
 const SET_STATES = `
-    groupBitmapStateIf(subscriber_id, type IN ('send', 'open', 'click')) AS subs,
+    groupBitmapStateIf(subscriber_id, type IN ('send', 'open', 'click', 'purchase')) AS subs,
     count() AS n,
     countIf(status = 'ok') AS ok,
     countIf(status = 'failed') AS failed,
@@ -57,7 +60,19 @@ const SET_STATES = `
  */
 export const CURRENT_GEN = `(SELECT max(gen) FROM list_dating WHERE list_id = {list:UInt64} AND done = 1)`;
 
-/** The view feeding daily_sets from every insert into events (since migration 4: per generation). */
+/** The view's query as migration 4 set it (frozen: a released migration is never edited). */
+export const DAILY_SETS_VIEW_QUERY_V4 = `
+  SELECT list_id, day, workflow_id, trigger_id, type, gen,
+    groupBitmapStateIf(subscriber_id, type IN ('send', 'open', 'click')) AS subs,
+    count() AS n,
+    countIf(status = 'ok') AS ok,
+    countIf(status = 'failed') AS failed,
+    sum(value_ron) AS ron,
+    sum(value_eur) AS eur
+  FROM events
+  GROUP BY list_id, day, workflow_id, trigger_id, type, gen`;
+
+/** The view feeding daily_sets from every insert into events (per generation; since migration 9 with buyers). */
 export const DAILY_SETS_VIEW_QUERY = `
   SELECT list_id, day, workflow_id, trigger_id, type, gen, ${SET_STATES}
   FROM events

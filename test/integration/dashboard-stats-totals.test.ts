@@ -115,6 +115,17 @@ describe('automation.statsTotals', () => {
       formatted_value_aov_ron: '1,50',
       purchases_value_aov_eur: toNumber(centsOf(eur / purchases)),
       formatted_value_aov_eur: '0,30',
+      // Purchases without sends: ten buyers, no recipients (the people fields: marketer-people.test.ts).
+      recipients: 0,
+      openers: 0,
+      clickers: 0,
+      buyers: DAYS,
+      revenue_per_recipient_ron: 0,
+      revenue_per_recipient_eur: 0,
+      conversion_rate_percent: 0,
+      opens_unique_percent: 0,
+      clicks_unique_percent: 0,
+      alerts: [],
     });
     expect(body.purchases_value_ron).toBe(30.05);
     expect(body.purchases_value_eur).toBe(6.01);

@@ -7,6 +7,7 @@
 export const REST_OPERATIONS = [
   'automation.stats',
   'automation.statsTotals',
+  'automation.statsByWorkflow',
   'transactional.templateRender',
   'transactional.templateVariables',
   'list.all',
