@@ -1,6 +1,12 @@
 import { callApi, type Session } from './api.js';
-import { currentPreset, filterProblem, selectedWorkflowIds, triggerParam, triggerText } from './controls.js';
-import { renderCharts, renderWorkflowLines } from './daily-charts.js';
+import {
+  currentPreset,
+  filterProblem,
+  periodOptions,
+  selectedWorkflowIds,
+  triggerParam,
+} from './controls.js';
+import { renderCharts, renderWorkflowBars } from './daily-charts.js';
 import { renderDays } from './days-table.js';
 import { $, messageOf } from './dom.js';
 import { periodText, renderTotals } from './kpis.js';
@@ -9,7 +15,7 @@ import { markLoading, setState, setStatus, showEmpty, showFailure, showFigures }
 import { state } from './state.js';
 import type { StatsRecord, StatsTotals } from './stats.js';
 import { minus, totalsOf, withExactMoney, type Totals } from './totals.js';
-import { writeView } from './url-state.js';
+import { saveView } from './view.js';
 import { clearHealth, renderHealth } from './health.js';
 import { clearRates, renderRates } from './rates-table.js';
 import { clearBreakdown, renderBreakdown, type Figures, type WorkflowRow } from './workflow-table.js';
@@ -56,14 +62,7 @@ export async function reload(): Promise<void> {
   const seq = ++state.seq;
   const preset = currentPreset();
   const ids = selectedWorkflowIds();
-  writeView({
-    list: list.list_id,
-    period: $<HTMLSelectElement>('period').value,
-    from: preset.kind === 'custom' ? preset.start : undefined,
-    to: preset.kind === 'custom' ? preset.stop : undefined,
-    workflows: ids,
-    trigger: triggerText(),
-  });
+  saveView();
   for (const id of ['export-days', 'export-days-ro', 'export-workflows', 'export-workflows-ro'])
     $<HTMLButtonElement>(id).disabled = true;
   const problem =
@@ -75,7 +74,7 @@ export async function reload(): Promise<void> {
     showFailure(problem, undefined);
     return;
   }
-  const period = resolvePreset(preset, todayIn(list.timezone));
+  const period = resolvePreset(preset, todayIn(list.timezone), periodOptions());
   const comparable = isComparable(period);
   const line = periodText(period, comparable);
   const common: Common = {
@@ -282,8 +281,8 @@ async function loadBreakdown(
     allLabel: ids.size > 0 ? 'All shown workflows, together' : 'All workflows of the list, together',
   };
   renderBreakdown(breakdown);
-  renderHealth(rows);
-  renderWorkflowLines(rows, period.from, period.to);
+  renderHealth(rows, whole.totals.alerts);
+  renderWorkflowBars(rows);
   renderRates(breakdown, state.list!.currency);
   status.textContent = [
     workflows.length ? `${workflows.length} workflows.` : 'No workflows in the catalog.',

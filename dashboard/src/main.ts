@@ -9,6 +9,7 @@ import { reload } from './load.js';
 import { loadSession, signIn, signOut } from './session.js';
 import { state } from './state.js';
 import { readView } from './url-state.js';
+import { saveView } from './view.js';
 import { fitFrame, prefillParams, renderTemplate, renderTemplateChoices } from './templates.js';
 
 /** Wiring: the page's controls to what they do, and the sign-in kept from earlier in this tab. */
@@ -32,8 +33,29 @@ for (const id of ['start', 'stop']) {
   });
 }
 $('trigger').addEventListener('change', () => void reload());
-$('chart-currency').addEventListener('change', redrawMoney);
-$('chart-group').addEventListener('change', redrawMoney);
+$('include-today').addEventListener('change', () => void reload());
+$('compare').addEventListener('change', () => void reload());
+$('chart-currency').addEventListener('change', () => {
+  redrawMoney();
+  saveView();
+});
+$('chart-group').addEventListener('change', () => {
+  $('chart-group').dataset.chosen = 'true';
+  redrawMoney();
+  saveView();
+});
+$('wf-bars-measure').addEventListener('change', () => {
+  redrawMoney();
+  saveView();
+});
+// A table sorted: the address keeps it.
+document.addEventListener('viewchange', saveView);
+// On a phone the filters fold into one line; "Change" opens them.
+$('filters-toggle').addEventListener('click', () => {
+  const open = $('app').classList.toggle('filters-open');
+  $('filters-toggle').setAttribute('aria-expanded', String(open));
+  $('filters-toggle').textContent = open ? 'Done' : 'Change';
+});
 $('workflow-list').addEventListener('change', () => {
   countTicked();
   void reload();
@@ -60,8 +82,7 @@ $('tpl-form').addEventListener('submit', (e) => {
   e.preventDefault();
   void renderTemplate();
 });
-for (const id of ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov', 'chart-workflows'])
-  followWidth($(id));
+for (const id of ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov']) followWidth($(id));
 
 // A view link opened in a tab that is already signed in: the address changes, the page follows.
 window.addEventListener('hashchange', () => {

@@ -37,6 +37,24 @@ let sort: { key: RateKey; dir: 'ascending' | 'descending' } = {
 };
 let shown: { breakdown: Breakdown; currency: 'RON' | 'EUR' } | undefined;
 
+/** The ranking as the page's address keeps it (`column:direction`), undefined for the default. */
+export function rankText(): string | undefined {
+  return sort.key === 'revenuePerRecipientCents' && sort.dir === 'descending'
+    ? undefined
+    : `${sort.key}:${sort.dir}`;
+}
+
+/** The ranking from the page's address; anything else leaves the default. */
+export function setRankText(text: string | undefined): void {
+  const [key, dir] = (text ?? '').split(':');
+  const column = COLUMNS.find((c) => c.key === key);
+  sort =
+    column && (dir === 'ascending' || dir === 'descending')
+      ? { key: column.key, dir }
+      : { key: 'revenuePerRecipientCents', dir: 'descending' };
+  draw();
+}
+
 const text = (c: RateColumn, r: Rates) => {
   const v = r[c.key];
   if (v === null) return '—';
@@ -71,6 +89,7 @@ function draw(): void {
         dir: sort.key === c.key ? (sort.dir === 'ascending' ? 'descending' : 'ascending') : 'descending',
       };
       draw();
+      document.dispatchEvent(new Event('viewchange'));
       $('wf-rates').querySelector<HTMLButtonElement>(`th[data-col="${c.key}"] button`)?.focus();
     });
     th.append(button);

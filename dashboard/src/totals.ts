@@ -1,4 +1,26 @@
-import { COUNT_FIELDS, type CountField, type StatsRecord, type StatsTotals } from './stats.js';
+import {
+  COUNT_FIELDS,
+  type CountField,
+  type PeopleTotals,
+  type StatsAlert,
+  type StatsRecord,
+  type StatsTotals,
+} from './stats.js';
+
+/** Distinct people over the period (automation.statsTotals), and the ratios of them. */
+export interface People {
+  recipients: number;
+  openers: number;
+  clickers: number;
+  buyers: number;
+  revenuePerRecipientRonCents: number;
+  revenuePerRecipientEurCents: number;
+  /** As the API answers it, in % to 2 decimals. */
+  conversionRate: number;
+  /** openers ÷ recipients, clickers ÷ recipients, in % to 2 decimals (0 when no recipients). */
+  openRate: number;
+  clickRate: number;
+}
 
 /**
  * The period's totals. The only arithmetic the dashboard does on the API's numbers: sums of counts over
@@ -17,6 +39,9 @@ export interface Totals {
   /** Σ opens_unique ÷ Σ sends_unique × 100, to 2 decimals (0 when no sends). */
   openRate: number;
   clickRate: number;
+  /** Distinct people, when the service answers them. */
+  people?: People;
+  alerts?: StatsAlert[];
 }
 
 /** A 2-decimal JSON number from the API → integer cents (exact: the API rounded it to cents). */
@@ -49,9 +74,25 @@ export function totalsOf(records: readonly StatsRecord[]): Totals {
  * `t` (a sum of the days' answer) with the period's money as automation.statsTotals answered it for
  * the same query: exact revenue rounded once, AOV = exact revenue ÷ purchases rounded once.
  */
-export function withExactMoney(t: Totals, money: StatsTotals): Totals {
+export function withExactMoney(t: Totals, money: StatsTotals & PeopleTotals): Totals {
+  const people: People | undefined =
+    typeof money.recipients === 'number'
+      ? {
+          recipients: money.recipients,
+          openers: money.openers ?? 0,
+          clickers: money.clickers ?? 0,
+          buyers: money.buyers ?? 0,
+          revenuePerRecipientRonCents: toCents(money.revenue_per_recipient_ron ?? 0),
+          revenuePerRecipientEurCents: toCents(money.revenue_per_recipient_eur ?? 0),
+          conversionRate: money.conversion_rate_percent ?? 0,
+          openRate: percent(money.openers ?? 0, money.recipients),
+          clickRate: percent(money.clickers ?? 0, money.recipients),
+        }
+      : undefined;
   return {
     ...t,
+    ...(people ? { people } : {}),
+    ...(money.alerts ? { alerts: money.alerts } : {}),
     revenueRonCents: toCents(money.purchases_value_ron),
     revenueEurCents: toCents(money.purchases_value_eur),
     aovRonCents: toCents(money.purchases_value_aov_ron),

@@ -39,6 +39,22 @@ type SortKey = 'workflow' | Column;
 let sort: { key: SortKey; dir: 'ascending' | 'descending' } = { key: 'workflow', dir: 'ascending' };
 let shown: Breakdown | undefined;
 
+/** The sort as the page's address keeps it (`column:direction`), undefined for the default. */
+export function sortText(): string | undefined {
+  return sort.key === 'workflow' && sort.dir === 'ascending' ? undefined : `${sort.key}:${sort.dir}`;
+}
+
+/** The sort from the page's address; anything else leaves the default (by name). */
+export function setSortText(text: string | undefined): void {
+  const [key, dir] = (text ?? '').split(':');
+  const known = key === 'workflow' || (DAY_COLUMNS as readonly string[]).includes(key ?? '');
+  sort =
+    known && (dir === 'ascending' || dir === 'descending')
+      ? { key: key as SortKey, dir }
+      : { key: 'workflow', dir: 'ascending' };
+  draw();
+}
+
 /** Rates of "other workflows": unique opens and sends that only those workflows reached don't make one. */
 const RATE_COLUMNS = new Set<Column>(['opens_unique_percent', 'clicks_unique_percent']);
 
@@ -122,6 +138,7 @@ function header(): HTMLElement {
           dir: sort.key === k ? (sort.dir === 'ascending' ? 'descending' : 'ascending') : first,
         };
         draw();
+        document.dispatchEvent(new Event('viewchange'));
         $('wf').querySelector<HTMLButtonElement>(`th[data-col="${k}"] button`)?.focus();
       });
       th.append(button);
