@@ -20,6 +20,7 @@ export async function selectList(listId: string, view?: View): Promise<void> {
   const meta = $('list-meta');
   // Short on a phone (the words in .long are left out there): "Demo Shop · #1 · Europe/Bucharest · RON".
   meta.replaceChildren(
+    state.share ? 'Shared, read-only · ' : '',
     `${list.list_name} · `,
     el('span', 'list ', { class: 'long' }),
     `#${list.list_id} · `,
@@ -33,10 +34,15 @@ export async function selectList(listId: string, view?: View): Promise<void> {
   setStatus('Loading the list…', true);
   setState('loading');
   try {
-    const [workflows, accounts] = await Promise.all([
-      callApi<WorkflowEntry[]>(state.session, 'automation.workflows', { list_id: Number(list.list_id) }),
-      callApi<AccountEntry[]>(state.session, 'transactional.templates', { list_id: Number(list.list_id) }),
-    ]);
+    // A share link has no catalog: its workflows come with it (share.ts).
+    const [workflows, accounts] = state.share
+      ? [state.share.workflows ?? [], []]
+      : await Promise.all([
+          callApi<WorkflowEntry[]>(state.session, 'automation.workflows', { list_id: Number(list.list_id) }),
+          callApi<AccountEntry[]>(state.session, 'transactional.templates', {
+            list_id: Number(list.list_id),
+          }),
+        ]);
     if (seq !== state.seq) return;
     state.workflows = workflows;
     state.accounts = accounts;

@@ -10,6 +10,7 @@ import { loadSession, signIn, signOut } from './session.js';
 import { state } from './state.js';
 import { readView } from './url-state.js';
 import { saveView } from './view.js';
+import { createShare, openShare, toggleSharePanel } from './share.js';
 import { fitFrame, prefillParams, renderTemplate, renderTemplateChoices } from './templates.js';
 
 /** Wiring: the page's controls to what they do, and the sign-in kept from earlier in this tab. */
@@ -86,14 +87,27 @@ for (const id of ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov']
 
 // A view link opened in a tab that is already signed in: the address changes, the page follows.
 window.addEventListener('hashchange', () => {
-  if (!state.session) return;
+  if (!state.session || state.share) return;
   const view = readView();
   const listId = state.lists.some((l) => l.list_id === view.list) ? view.list : state.list?.list_id;
   if (listId) void selectList(listId, view);
 });
 
+$('share-open').addEventListener('click', toggleSharePanel);
+$('share-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  void createShare();
+});
+$('share-copy').addEventListener('click', () => {
+  const input = $<HTMLInputElement>('share-url');
+  input.select();
+  void navigator.clipboard?.writeText(input.value).catch(() => undefined);
+});
+
+const shared = readView().share;
 const saved = loadSession();
-if (saved) {
+if (shared) void openShare(shared);
+else if (saved) {
   $<HTMLInputElement>('user-id').value = saved.userId;
   void signIn(saved, false);
 }

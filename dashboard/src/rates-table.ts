@@ -31,6 +31,26 @@ const COLUMNS: RateColumn[] = [
   { key: 'spamRate', header: 'Spam rate %', title: 'spam complaints ÷ sends (total)' },
 ];
 
+/**
+ * With people (automation.statsByWorkflow's rows) the rates are of people — openers, clickers, buyers ÷
+ * recipients — and the rates of losses, which that answer does not count, are left out.
+ */
+const PEOPLE_TITLES: Partial<Record<RateKey, string>> = {
+  revenuePerRecipientCents: 'revenue ÷ recipients',
+  orderRate: 'buyers ÷ recipients',
+  openRate: 'openers ÷ recipients',
+  clickRate: 'clickers ÷ recipients',
+  clickToOpen: 'clickers ÷ openers',
+};
+const columnsFor = (b: Breakdown): RateColumn[] =>
+  b.grouped
+    ? COLUMNS.filter((c) => PEOPLE_TITLES[c.key]).map((c) => ({
+        ...c,
+        header: c.key === 'orderRate' ? 'Conversion rate %' : c.header,
+        title: PEOPLE_TITLES[c.key]!,
+      }))
+    : COLUMNS;
+
 let sort: { key: RateKey; dir: 'ascending' | 'descending' } = {
   key: 'revenuePerRecipientCents',
   dir: 'descending',
@@ -78,7 +98,8 @@ function draw(): void {
   });
   const head = el('tr');
   head.append(el('th', 'Rank. Workflow', { scope: 'col' }));
-  for (const c of COLUMNS) {
+  const columns = columnsFor(breakdown);
+  for (const c of columns) {
     const th = el('th', undefined, { scope: 'col', 'data-col': c.key, title: c.title });
     if (sort.key === c.key) th.setAttribute('aria-sort', sort.dir);
     const header = c.key === 'revenuePerRecipientCents' ? `${c.header} ${currency}` : c.header;
@@ -100,7 +121,7 @@ function draw(): void {
     const tr = el('tr', undefined, { 'data-key': r.key });
     tr.append(
       nameCell(r.name, { id: r.id, rank: i + 1 }),
-      ...COLUMNS.map((c) => el('td', text(c, r.rates), { 'data-col': c.key })),
+      ...columns.map((c) => el('td', text(c, r.rates), { 'data-col': c.key })),
     );
     body.append(tr);
   });
@@ -109,7 +130,7 @@ function draw(): void {
   const all = ratesOf(breakdown.all.totals, currency);
   total.append(
     nameCell(breakdown.allLabel),
-    ...COLUMNS.map((c) => el('td', text(c, all), { 'data-col': c.key })),
+    ...columns.map((c) => el('td', text(c, all), { 'data-col': c.key })),
   );
   foot.append(total);
   const thead = el('thead');

@@ -16,7 +16,7 @@ export interface State {
   /** The charts' points and currency from the page's address, applied when the charts are first drawn. */
   pending: { points?: string; money?: string };
   /** A share link's view: no session, one list, its token in every call (docs/dashboard.md "Sharing"). */
-  share: { token: string } | undefined;
+  share: { token: string; workflows: WorkflowEntry[] | undefined } | undefined;
 }
 
 export const state: State = {

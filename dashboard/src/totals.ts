@@ -5,6 +5,7 @@ import {
   type StatsAlert,
   type StatsRecord,
   type StatsTotals,
+  type WorkflowStatsRow,
 } from './stats.js';
 
 /** Distinct people over the period (automation.statsTotals), and the ratios of them. */
@@ -41,6 +42,11 @@ export interface Totals {
   clickRate: number;
   /** Distinct people, when the service answers them. */
   people?: People;
+  /**
+   * Built from automation.statsByWorkflow's row: only its counts (sends, opens, clicks, purchases) and
+   * money are known; the others (bounces, steps, per-day uniques) are not, and are not shown.
+   */
+  partial?: boolean;
   alerts?: StatsAlert[];
 }
 
@@ -180,6 +186,25 @@ export function ratesOf(t: Totals, currency: 'RON' | 'EUR'): Rates {
   const c = t.counts;
   const of = (part: number, whole: number) => (whole === 0 ? null : percent(part, whole));
   const revenue = currency === 'RON' ? t.revenueRonCents : t.revenueEurCents;
+  const p = t.people;
+  if (p) {
+    // Of people, over the period: recipients, openers, clickers, buyers.
+    const none = p.recipients === 0;
+    return {
+      openRate: none ? null : p.openRate,
+      clickRate: none ? null : p.clickRate,
+      clickToOpen: of(p.clickers, p.openers),
+      orderRate: none ? null : p.conversionRate,
+      revenuePerRecipientCents: none
+        ? null
+        : currency === 'RON'
+          ? p.revenuePerRecipientRonCents
+          : p.revenuePerRecipientEurCents,
+      bounceRate: t.partial ? null : of(c.bounce_total, c.sends_total),
+      unsubRate: t.partial ? null : of(c.unsub_total, c.sends_total),
+      spamRate: t.partial ? null : of(c.spam_total, c.sends_total),
+    };
+  }
   return {
     openRate: of(c.opens_unique, c.sends_unique),
     clickRate: of(c.clicks_unique, c.sends_unique),
@@ -191,4 +216,47 @@ export function ratesOf(t: Totals, currency: 'RON' | 'EUR'): Rates {
     unsubRate: of(c.unsub_total, c.sends_total),
     spamRate: of(c.spam_total, c.sends_total),
   };
+}
+
+/**
+ * A row of automation.statsByWorkflow as the table's totals: its counts of records and money as
+ * answered, its people, the ratios of them; what the row does not answer is marked `partial`.
+ */
+export function totalsOfGrouped(r: WorkflowStatsRow): Totals {
+  const counts = Object.fromEntries(COUNT_FIELDS.map((f) => [f, 0])) as Record<CountField, number>;
+  counts.sends_total = r.sends_total;
+  counts.opens_total = r.opens_total;
+  counts.clicks_total = r.clicks_total;
+  counts.purchase_count = r.purchase_count;
+  const ron = toCents(r.purchases_value_ron);
+  const eur = toCents(r.purchases_value_eur);
+  const perRecipient = (cents: number) =>
+    r.recipients === 0 ? 0 : Number(divRound(BigInt(cents), BigInt(r.recipients)));
+  return {
+    ...withRatios(0, counts, ron, eur),
+    partial: true,
+    people: {
+      recipients: r.recipients,
+      openers: r.openers,
+      clickers: r.clickers,
+      buyers: r.buyers,
+      openRate: r.opens_unique_percent,
+      clickRate: r.clicks_unique_percent,
+      conversionRate: percent(r.buyers, r.recipients),
+      revenuePerRecipientRonCents: perRecipient(ron),
+      revenuePerRecipientEurCents: perRecipient(eur),
+    },
+  };
+}
+
+/** The sum of grouped rows (workflows the catalog does not name): counts and money; people not (a person may be in several). */
+export function sumOfPartial(rows: readonly Totals[]): Totals {
+  const counts = Object.fromEntries(COUNT_FIELDS.map((f) => [f, 0])) as Record<CountField, number>;
+  let [ron, eur] = [0, 0];
+  for (const t of rows) {
+    for (const f of COUNT_FIELDS) counts[f] += t.counts[f];
+    ron += t.revenueRonCents;
+    eur += t.revenueEurCents;
+  }
+  return { ...withRatios(0, counts, ron, eur), partial: true };
 }

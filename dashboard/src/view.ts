@@ -55,6 +55,6 @@ export function renderSummary(): void {
   const which = ids.length ? `${ids.length} workflow${ids.length === 1 ? '' : 's'}` : 'all workflows';
   const trigger = triggerText() ? ` · trigger ${triggerText()}` : '';
   const vs = opts.compare === 'year' ? ' · vs last year' : '';
-  $('filters-summary-text').textContent =
-    `${state.list?.list_name ?? ''} · ${when} · ${which}${trigger}${vs}`;
+  // The list is named in the header above.
+  $('filters-summary-text').textContent = `${when} · ${which}${trigger}${vs}`;
 }

@@ -251,14 +251,12 @@ describe.each(VIEWPORTS)('at $width×$height ($name)', (vp) => {
       });
       expect(rows).toBeLessThanOrEqual(2);
       // Figures in the first screen: at least six cards whole above the fold, their labels short.
-      const cards = await page
-        .locator('#kpis .kpi')
-        .evaluateAll((ks) =>
-          ks.map((k) => ({
-            bottom: k.getBoundingClientRect().bottom,
-            label: k.querySelector('.kpi-label')!.textContent!,
-          })),
-        );
+      const cards = await page.locator('#kpis .kpi').evaluateAll((ks) =>
+        ks.map((k) => ({
+          bottom: k.getBoundingClientRect().bottom,
+          label: k.querySelector('.kpi-label')!.textContent!,
+        })),
+      );
       const inView = cards.filter((c) => c.bottom <= 844);
       expect(inView.length).toBeGreaterThanOrEqual(6);
       for (const c of inView) expect(c.label.length).toBeLessThanOrEqual(16);
