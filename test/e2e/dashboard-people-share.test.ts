@@ -115,6 +115,30 @@ describe.each(VIEWPORTS)('at $width×$height ($name)', (vp) => {
     expect(order.slice(0, 3)).toEqual(['revenue-ron', 'rpr-ron', 'conversion']);
   });
 
+  it('the per-workflow table comes from one grouped request per period, not calls per workflow', async () => {
+    const ops: string[] = [];
+    const count = (r: Request) => {
+      const m = /\/([\w.]+)\.json$/.exec(new URL(r.url()).pathname);
+      if (m) ops.push(`${m[1]} ${r.postData() ?? ''}`);
+    };
+    page.on('request', count);
+    try {
+      await page.reload();
+      await loaded(page);
+    } finally {
+      page.off('request', count);
+    }
+    expect(ops.filter((o) => o.startsWith('automation.statsByWorkflow ')).length).toBe(2);
+    expect(ops.filter((o) => o.includes('"workflow_ids":[')).length).toBe(0);
+    const t: any[] = await api('automation.statsByWorkflow', period());
+    for (const row of t.filter((r) => r.workflow_id !== '99')) {
+      const cell = (col: string) =>
+        page.locator(`#wf tr[data-key="${row.workflow_id}"] td[data-col="${col}"] .v`).innerText();
+      expect(await cell('recipients')).toBe(int(row.recipients));
+      expect(await cell('sends_total')).toBe(int(row.sends_total));
+    }
+  });
+
   it('the service’s alerts are under "Needs a look": the demo’s bounce rate over 2 %', async () => {
     const t = await api('automation.statsTotals', period());
     const bounce = t.alerts.find((a: any) => a.kind === 'bounce');
