@@ -104,8 +104,24 @@ export async function reload(): Promise<void> {
             }),
           )
         : undefined;
+      // A period that ends yesterday on a list whose first records came today: say where they are.
+      const today = todayIn(list.timezone);
+      const opts = periodOptions();
+      const todayHas =
+        period.to < today && !opts.includeToday && $('include-today-label').hidden === false
+          ? (
+              await callApi<StatsRecord[]>(session, 'automation.stats', {
+                ...common,
+                start_date: today,
+                stop_date: today,
+              })
+            ).length > 0
+          : false;
       if (seq !== state.seq) return;
       showEmpty(line, `${period.from} – ${period.to}`, filters, unfiltered?.days ?? 0);
+      if (todayHas)
+        $('empty-text').textContent +=
+          ' Today has activity already: tick “Include today” (under Change on a phone) to see it.';
       return;
     }
     const totals = now.totals;
