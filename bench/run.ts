@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
+import { growthBench } from './growth.js';
 import { ingestBench } from './ingest.js';
 import { kafkaBench } from './kafka.js';
 import { renderBench } from './render.js';
@@ -15,6 +16,7 @@ const SECTIONS: Record<string, { title: string; run: () => Promise<string> }> = 
   render: { title: 'transactional.templateRender throughput', run: () => renderBench() },
   tenants: { title: 'Many tenants: catalog, ingest and stats over 10,000 lists', run: () => tenantsBench() },
   server: { title: 'Server mode: API replicas answering from memory', run: () => serverBench() },
+  growth: { title: 'Growth: one store from 1M raw records up', run: () => growthBench() },
 };
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -144,7 +144,7 @@ async function bringUp(
     db.mode === 'server' ? config.CATALOG_FRESHNESS_MS : undefined,
   );
   const statsCache = new StatsCache(statsCacheOptions(config));
-  const events = new EventStore(db, config.DEDUP_WINDOW_DAYS);
+  const events = new EventStore(db, config.DEDUP_WINDOW_DAYS, config.RAW_RETENTION_DAYS);
   // Server mode: every finished write of this process also tells the other processes which lists it
   // changed (the change signal, ARCHITECTURE.md "The stats answer cache").
   const changes = db.mode === 'server' ? new ListChangeWriter(db, log) : undefined;

@@ -136,6 +136,8 @@ const envSchema = z.object({
   DEFAULT_TIMEZONE: timeZone.default('Europe/Bucharest'),
   MAX_PERIOD_DAYS: int(731, 1, 36600),
   DEDUP_WINDOW_DAYS: int(7, 1, 3650),
+  /** Raw events kept this many days, 0: all (docs/lifecycle.md "Retention"). */
+  RAW_RETENTION_DAYS: int(0, 0, 36_500),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** auto: one human line per entry when stdout is a terminal, JSON lines otherwise (docs/operations.md "Logs"). */
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),

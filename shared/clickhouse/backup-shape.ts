@@ -17,16 +17,21 @@ export const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
 /**
  * A table's statement with what legitimately differs between two stores of one schema taken out: the
- * UUIDs, the database's name, and the retention of event_ids (set at every start from DEDUP_WINDOW_DAYS,
- * shared/clickhouse/event-store.ts).
+ * UUIDs, the database's name, the retention of event_ids (set at every start from DEDUP_WINDOW_DAYS,
+ * shared/clickhouse/event-store.ts) and that of events (RAW_RETENTION_DAYS, likewise).
  */
 export function normalizeStatement(sql: string, database: string): string {
-  return sql
-    .trim()
-    .replace(/ UUID '[0-9a-f-]{36}'/g, '')
-    .replaceAll(`\`${database}\`.`, '⟨db⟩.')
-    .replace(new RegExp(`\\b${database}\\.`, 'g'), '⟨db⟩.')
-    .replace(/ TTL toDateTime\(first_seen\) \+ toIntervalDay\(\d+\)(?= SETTINGS| *$)/, '');
+  return (
+    sql
+      .trim()
+      .replace(/ UUID '[0-9a-f-]{36}'/g, '')
+      .replaceAll(`\`${database}\`.`, '⟨db⟩.')
+      .replace(new RegExp(`\\b${database}\\.`, 'g'), '⟨db⟩.')
+      .replace(/ TTL toDateTime\(first_seen\) \+ toIntervalDay\(\d+\)(?= SETTINGS| *$)/, '')
+      // The raw-event retention of `events` (RAW_RETENTION_DAYS, set at every start, event-store.ts).
+      .replace(/ TTL toDateTime\(coalesce\(sent_at, ts\)\) \+ toIntervalDay\(\d+\)(?= SETTINGS| *$)/, '')
+      .replace(/, ttl_only_drop_parts = 1\b/, '')
+  );
 }
 
 /** A database's tables and views as the engine states them, normalized. */

@@ -1,11 +1,18 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { toDateTime64 } from '../dates.js';
+import { addDays, localDate, toDateTime64 } from '../dates.js';
 import type { Db } from './client.js';
 import { encodeBatchRows, encodeEventRows, encodeLedgerRows, type DatedActivity } from './event-rows.js';
 
 export type { DatedActivity };
 import { CurrentGenerations } from './generations.js';
-import { EVENT_COLUMNS, REDATE_SETS, STATS_NAMES, STATS_SELECT } from './schema.js';
+import {
+  CARRY_SETS,
+  EVENT_COLUMNS,
+  REDATE_RETAINED_SETS,
+  REDATE_SETS,
+  STATS_NAMES,
+  STATS_SELECT,
+} from './schema.js';
 
 /** Where a list's dating stands: its newest generation, the zone of it, and whether it is done. */
 export interface Dating {
@@ -152,6 +159,12 @@ const DATING = `
 /** Kept beyond the window, so an id is never dropped while a lookup that started in time reads it. */
 export const LEDGER_MARGIN_DAYS = 1;
 
+/** The raw-event retention in days, from the events table's CREATE statement (undefined without a TTL). */
+export function rawTtlDays(createTableQuery: string): number | undefined {
+  const m = /\bTTL\b[^]*?toIntervalDay\((\d+)\)/.exec(createTableQuery);
+  return m ? Number(m[1]) : undefined;
+}
+
 /** The retention of event_ids in days, from its CREATE statement (undefined without a TTL). */
 export function ledgerTtlDays(createTableQuery: string): number | undefined {
   const m = /\bTTL\b.*?toIntervalDay\((\d+)\)/.exec(createTableQuery);
@@ -185,6 +198,8 @@ export class EventStore {
   constructor(
     private readonly db: Db,
     private readonly dedupWindowDays: number,
+    /** RAW_RETENTION_DAYS: raw events kept this many days (0: all; docs/lifecycle.md "Retention"). */
+    readonly rawRetentionDays = 0,
   ) {
     this.generations = db.mode === 'embedded' ? new CurrentGenerations(db) : undefined;
   }
@@ -202,6 +217,7 @@ export class EventStore {
       `SELECT create_table_query AS q FROM system.tables
        WHERE database = currentDatabase() AND name = 'event_ids'`,
     );
+    await this.applyRawRetention();
     if (ledgerTtlDays(row?.q ?? '') === days) return days;
     // An integer checked above; DDL takes no query parameters.
     await this.db.command(
@@ -210,6 +226,64 @@ export class EventStore {
       { materialize_ttl_after_modify: 0 },
     );
     return days;
+  }
+
+  /**
+   * Raw-event retention (RAW_RETENTION_DAYS), set at every start beside the ledger's: `events` rows whose
+   * dating time (`sent_at`, else `ts`) is older than that many days are dropped by the engine in whole
+   * parts (`ttl_only_drop_parts`: a month's part goes once all of it is past), or no TTL at all (0).
+   * Answers read only the derived state (daily_sets, daily_scopes), which keeps every day.
+   */
+  async applyRawRetention(): Promise<void> {
+    const days = this.rawRetentionDays;
+    if (!Number.isSafeInteger(days) || days < 0) throw new Error(`invalid raw retention: ${days} days`);
+    const [row] = await this.db.query<{ q: string }>(
+      `SELECT create_table_query AS q FROM system.tables WHERE database = currentDatabase() AND name = 'events'`,
+    );
+    const current = rawTtlDays(row?.q ?? '');
+    if (current === (days || undefined)) return;
+    if (days === 0) {
+      await this.db.command('ALTER TABLE events REMOVE TTL');
+      return;
+    }
+    await this.db.command('ALTER TABLE events MODIFY SETTING ttl_only_drop_parts = 1');
+    // An integer checked above; DDL takes no query parameters.
+    await this.db.command(
+      `ALTER TABLE events MODIFY TTL toDateTime(coalesce(sent_at, ts)) + INTERVAL ${days} DAY`,
+      {},
+      { materialize_ttl_after_modify: 0 },
+    );
+  }
+
+  /**
+   * Date the list's earlier rows into generation `gen`'s daily_sets, in `timeZone`. Without a retention,
+   * from raw `events` (REDATE_SETS). Under one, raw records may be gone: the days from two days past the
+   * retention's boundary on (every record of them still stored) are dated again from `events`, and the
+   * days before are carried over from the list's previous generation as they are, in its zone, less
+   * erased subscribers (docs/lifecycle.md "Retention"). A list without a done generation (rows written
+   * before dating generations) is dated from `events` whole.
+   */
+  private async rebuildSets(listId: number, gen: number, timeZone: string): Promise<void> {
+    const p = { list: listId, gen, tz: timeZone };
+    const token = () => ({ insert_deduplication_token: randomUUID() });
+    const [prev] =
+      this.rawRetentionDays > 0
+        ? await this.db.query<{ gen: number; timezone: string }>(
+            `SELECT gen, timezone FROM list_dating
+             WHERE list_id = {list:UInt64} AND done = 1 AND gen < {gen:UInt64}
+             ORDER BY gen DESC LIMIT 1`,
+            p,
+            INT_SETTINGS,
+          )
+        : [];
+    if (!prev) {
+      await this.db.command(REDATE_SETS, p, token());
+      return;
+    }
+    const from = addDays(localDate(Date.now() - this.rawRetentionDays * 86_400_000, prev.timezone), 2);
+    const q = { ...p, prev: prev.gen, oldTz: prev.timezone, from };
+    await this.db.command(REDATE_RETAINED_SETS, q, token());
+    await this.db.command(CARRY_SETS, q, token());
   }
 
   /**
@@ -378,12 +452,16 @@ export class EventStore {
   async redate(listId: number, gen: number, timeZone: string): Promise<{ rebuilt: boolean }> {
     const p = { list: listId, gen, tz: timeZone };
     const [earlier] = await this.db.query<{ n: number }>(
-      'SELECT count() AS n FROM (SELECT 1 FROM events WHERE list_id = {list:UInt64} AND gen < {gen:UInt64} LIMIT 1)',
+      this.rawRetentionDays > 0
+        ? // Raw records may all have expired: the derived rows of an earlier generation count too.
+          `SELECT (SELECT count() FROM (SELECT 1 FROM events WHERE list_id = {list:UInt64} AND gen < {gen:UInt64} LIMIT 1))
+                + (SELECT count() FROM (SELECT 1 FROM daily_sets WHERE list_id = {list:UInt64} AND gen < {gen:UInt64} LIMIT 1)) AS n`
+        : 'SELECT count() AS n FROM (SELECT 1 FROM events WHERE list_id = {list:UInt64} AND gen < {gen:UInt64} LIMIT 1)',
       p,
       INT_SETTINGS,
     );
     if (earlier?.n) {
-      await this.db.command(REDATE_SETS, p, { insert_deduplication_token: randomUUID() });
+      await this.rebuildSets(listId, gen, timeZone);
       await this.db.command(recomputeScopes('list_id = {list:UInt64} AND gen = {gen:UInt64}'), p);
     }
     await this.db.insert(
@@ -441,7 +519,7 @@ export class EventStore {
     for (const c of owned) {
       if (!rebuild.has(c.listId)) continue;
       const p = { list: c.listId, gen: c.gen, tz: c.timeZone };
-      await this.db.command(REDATE_SETS, p, { insert_deduplication_token: randomUUID() });
+      await this.rebuildSets(c.listId, c.gen, c.timeZone);
       await this.db.command(recomputeScopes('list_id = {list:UInt64} AND gen = {gen:UInt64}'), p);
     }
     await this.db.insert('list_dating', columns, rows(1, owned), token(1, owned));
@@ -452,10 +530,14 @@ export class EventStore {
   /** The lists of `claims` that have rows of a generation older than the one claimed for them. */
   async withEarlierRows(claims: { listId: number; gen: number }[]): Promise<number[]> {
     if (claims.length === 0) return [];
-    const rows = await this.db.query<{ list_id: number }>(
-      `SELECT DISTINCT list_id FROM events
+    const earlier = (table: string) => `SELECT DISTINCT list_id FROM ${table}
        WHERE list_id IN {lists:Array(UInt64)}
-         AND gen < transform(list_id, {lists:Array(UInt64)}, {gens:Array(UInt64)}, toUInt64(0))`,
+         AND gen < transform(list_id, {lists:Array(UInt64)}, {gens:Array(UInt64)}, toUInt64(0))`;
+    const rows = await this.db.query<{ list_id: number }>(
+      // Under a raw-event retention the derived rows of an earlier generation count too (`redate`).
+      this.rawRetentionDays > 0
+        ? `SELECT DISTINCT list_id FROM (${earlier('events')} UNION ALL ${earlier('daily_sets')})`
+        : earlier('events'),
       { lists: claims.map((c) => c.listId), gens: claims.map((c) => c.gen) },
       INT_SETTINGS,
     );

@@ -92,6 +92,39 @@ export const REDATE_SETS = `
   GROUP BY list_id, d, workflow_id, trigger_id, type`;
 
 /**
+ * REDATE_SETS under a raw-event retention (docs/lifecycle.md "Retention"): only the records the list
+ * dated on or after {from:Date} in its previous zone {oldTz} are dated again (every one of them is still
+ * stored: {from} is past the retention's boundary); the days before it are CARRY_SETS.
+ */
+export const REDATE_RETAINED_SETS = `
+  INSERT INTO daily_sets (list_id, day, workflow_id, trigger_id, type, gen, subs, n, ok, failed, ron, eur)
+  SELECT list_id, toDate(coalesce(sent_at, ts), {tz:String}) AS d, workflow_id, trigger_id, type,
+    {gen:UInt64}, ${SET_STATES}
+  FROM events
+  WHERE list_id = {list:UInt64} AND gen < {gen:UInt64}
+    AND toDate(coalesce(sent_at, ts), {oldTz:String}) >= {from:Date}
+  GROUP BY list_id, d, workflow_id, trigger_id, type`;
+
+/**
+ * The days before {from:Date} of the list's previous generation {prev:UInt64} (its raw records may have
+ * expired), copied into generation {gen:UInt64} as they are (dated in the previous zone), less every
+ * subscriber erased from the list on or after that day (the erasure's date in the previous zone): an
+ * erasure past retention still takes the subscriber out of every set.
+ */
+export const CARRY_SETS = `
+  INSERT INTO daily_sets (list_id, day, workflow_id, trigger_id, type, gen, subs, n, ok, failed, ron, eur)
+  WITH (
+    SELECT (groupArray(subscriber_id), groupArray(toDate(at, {oldTz:String})))
+    FROM (SELECT subscriber_id, max(erased_at) AS at FROM erasures
+          WHERE list_id = {list:UInt64} GROUP BY subscriber_id)
+  ) AS erased
+  SELECT list_id, day, workflow_id, trigger_id, type, {gen:UInt64},
+    bitmapAndnot(subs, bitmapBuild(CAST(arrayFilter((s, e) -> e >= day, erased.1, erased.2) AS Array(UInt64)))),
+    n, ok, failed, ron, eur
+  FROM daily_sets
+  WHERE list_id = {list:UInt64} AND gen = {prev:UInt64} AND day < {from:Date}`;
+
+/**
  * daily_sets → the answer's counters, as (name, expression). Unions of subscriber bitmaps keep unique
  * counts exact across whatever rows are grouped; money stays Decimal.
  */

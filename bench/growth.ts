@@ -1,0 +1,465 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { freePort } from '../scripts/kafka/broker.mjs';
+import { addDays, localDate, toDayNumber } from '../shared/dates.js';
+import { loadConfig } from '../shared/config.js';
+import { READ_SETTINGS, statsSql, type StatsQuery } from '../shared/clickhouse/stats-store.js';
+import { checkRecord, type MailstatsRecord } from '../shared/records/index.js';
+import { startService, type Service } from '../service/start.js';
+import { rng } from './stats-data.js';
+import { cannon } from './stats-mix.js';
+import { catalogBodies, post, zipf } from './tenants.js';
+import { percentile, table } from './support.js';
+
+/**
+ * The growth bench (docs: BENCHMARKS.md "Growth"): one store filled in steps, measured at each step.
+ * Steps from BENCH_GROWTH_STEPS (comma-separated record counts), default 1M and 3M (CI's size); the
+ * 10M and 100M steps run on demand: BENCH_GROWTH_STEPS=1000000,3000000,10000000.
+ */
+const STEPS = (process.env.BENCH_GROWTH_STEPS ?? '1000000,3000000').split(',').map(Number);
+/** Lists, drawn by Zipf's law (s = 1): the busiest has ~10% of the records. */
+const LISTS = 10_000;
+const WORKFLOWS = 50;
+const TRIGGERS = 3;
+const SUBSCRIBERS = 200_000;
+const DAYS = 400;
+const DUPLICATES = 0.05;
+const KEY = 'bench-key';
+const TOKEN = 'bench-ingest-token-0123456789abcdef';
+/** Records per pipeline write while filling (as POST /ingest's largest bodies hand them over). */
+const FILL_BATCH = 75_000;
+/** Records of the next chunk sent through POST /ingest at each step (25k-line bodies), timed. */
+const PROBE = Number(process.env.BENCH_GROWTH_PROBE) || 200_000;
+const PROBE_BODY = 25_000;
+const CONNECTIONS = 8;
+const SECONDS = 10;
+const TARGET = { ingestShare: 0.9, distinctShare: 0.5, p99: 50, rssBytes: 2 ** 30, readySeconds: 30 };
+const BUSIEST = 1;
+/**
+ * The median list by records: half of all records are in busier lists (Zipf, s = 1: H(k) = H(LISTS) / 2,
+ * rank ~75 of 10,000, ~0.15% of the records). The median list by count (rank 5,000) holds ~0.002%: a
+ * few dozen records at 1M.
+ */
+const MEDIAN = 75;
+
+const rate = (n: number) => Math.round(n).toLocaleString('en-US');
+
+/**
+ * `count` activity records over the last DAYS days, in time order, each list drawn by Zipf, 5% of them
+ * a copy of a recent record (a producer's retry: same id, same content), in arrays of `size`.
+ */
+function* activity(
+  count: number,
+  size: number,
+  prefix: string,
+  today: string,
+  seed: number,
+): Generator<MailstatsRecord[]> {
+  const rnd = rng(seed);
+  const listOf = zipf(LISTS, seed + 1);
+  const first = toDayNumber(today) - DAYS + 1;
+  const recent: MailstatsRecord[] = [];
+  let batch: MailstatsRecord[] = [];
+  for (let i = 0; i < count; i++) {
+    let record: MailstatsRecord;
+    if (recent.length > 0 && rnd() < DUPLICATES) record = recent[Math.floor(rnd() * recent.length)]!;
+    else {
+      const dayNumber = first + Math.floor((i * DAYS) / count);
+      const pick = rnd();
+      const type = pick < 0.5 ? 'send' : pick < 0.8 ? 'open' : pick < 0.98 ? 'click' : 'purchase';
+      const base = {
+        type,
+        event_id: `${prefix}${i}`,
+        list_id: listOf(),
+        workflow_id: 1 + Math.floor(rnd() * WORKFLOWS),
+        trigger_id: 1 + Math.floor(rnd() * TRIGGERS),
+        subscriber_id: 1 + Math.floor(rnd() * SUBSCRIBERS),
+        timestamp: dayNumber * 86_400_000 + 43_200_000 + Math.floor(rnd() * 3_600_000),
+      };
+      const raw =
+        type === 'purchase'
+          ? { ...base, order_id: `o${prefix}${i}`, value_ron: (rnd() * 500).toFixed(2), value_eur: '9.5' }
+          : base;
+      const check = checkRecord(raw);
+      if (!check.ok) throw new Error(check.reason);
+      record = check.record;
+      if (recent.length < 10_000) recent.push(record);
+      else recent[i % 10_000] = record;
+    }
+    batch.push(record);
+    if (batch.length === size) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length) yield batch;
+}
+
+/**
+ * `n` distinct queries of one list over periods of `length` days ending within the loaded days: all
+ * workflows, one workflow, or 2–5 workflows, a quarter with a trigger (the stats mix's shapes).
+ */
+function distinctQueries(list: number, length: number, today: string, n: number, seed: number): StatsQuery[] {
+  const rnd = rng(seed);
+  const seen = new Set<string>();
+  const out: StatsQuery[] = [];
+  for (let tries = 0; out.length < n && tries < n * 20; tries++) {
+    const to = addDays(today, -Math.floor(rnd() * (DAYS - length)));
+    const kind = rnd();
+    let workflowIds: number[] | null = null;
+    if (kind >= 0.3) {
+      const k = kind < 0.6 ? 1 : 2 + Math.floor(rnd() * 4);
+      const ids = new Set<number>();
+      while (ids.size < k) ids.add(1 + Math.floor(rnd() * WORKFLOWS));
+      workflowIds = [...ids];
+    }
+    const triggerId = rnd() < 0.25 ? 1 + Math.floor(rnd() * TRIGGERS) : null;
+    const q: StatsQuery = { listId: list, workflowIds, triggerId, from: addDays(to, -(length - 1)), to };
+    const key = JSON.stringify(q);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(q);
+  }
+  return out;
+}
+
+const pathOf = (q: StatsQuery) =>
+  `/api/1.2/rest/1/${KEY}/automation.stats.json?list_id=${q.listId}&start_date=${q.from}&stop_date=${q.to}` +
+  (q.workflowIds ? `&workflow_ids=${q.workflowIds.join(',')}` : '') +
+  (q.triggerId !== null ? `&trigger_id=${q.triggerId}` : '');
+
+/** The engine alone: `CONNECTIONS` callers running the queries' single statements for SECONDS. */
+async function engineAlone(svc: Service, queries: StatsQuery[]) {
+  const gens = new Map<number, number>();
+  for (const list of new Set(queries.map((q) => q.listId))) {
+    const [row] = await svc.db.query<{ gen: number }>(
+      'SELECT max(gen) AS gen FROM list_dating WHERE list_id = {list:UInt64} AND done = 1',
+      { list },
+      { output_format_json_quote_64bit_integers: 0 },
+    );
+    gens.set(list, row?.gen ?? 0);
+  }
+  const times: number[] = [];
+  let next = 0;
+  const end = performance.now() + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < end) {
+        const q = queries[next++ % queries.length]!;
+        const { sql, params } = statsSql(q, gens.get(q.listId));
+        const t = performance.now();
+        await svc.db.read(sql, params, READ_SETTINGS);
+        times.push(performance.now() - t);
+      }
+    }),
+  );
+  times.sort((a, b) => a - b);
+  return { rate: times.length / SECONDS, p50: percentile(times, 50), p99: percentile(times, 99) };
+}
+
+/** The service in this process on `dir` (filling, the engine-alone rows, the store's sizes). */
+async function inProcess(dir: string): Promise<Service> {
+  return startService(
+    loadConfig({
+      DATA_DIR: dir,
+      PORT: '0',
+      SEED_DEMO: 'false',
+      LOG_LEVEL: 'warn',
+      INGEST_TOKEN: TOKEN,
+      KAFKA_BROKERS: '',
+      CLICKHOUSE_URL: '',
+    }),
+  );
+}
+
+/** KiB fields of /proc/PID/status (VmRSS, VmHWM) in bytes. */
+function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: field('VmRSS'), peak: field('VmHWM') };
+}
+
+/**
+ * The service as its own process (`node --import tsx main.ts`, default settings) on `dir`, and the
+ * seconds from its spawn to /readyz 200.
+ */
+async function spawned(dir: string) {
+  const port = await freePort();
+  const t = performance.now();
+  const child = spawn(
+    process.execPath,
+    ['--disable-warning=TimeoutNegativeWarning', '--import', 'tsx', 'main.ts'],
+    {
+      cwd: resolve(import.meta.dirname, '..'),
+      env: {
+        ...process.env,
+        DATA_DIR: dir,
+        PORT: String(port),
+        SEED_DEMO: 'false',
+        LOG_LEVEL: 'warn',
+        INGEST_TOKEN: TOKEN,
+        KAFKA_BROKERS: '',
+        CLICKHOUSE_URL: '',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  let gone = false;
+  const exited = new Promise<void>((r) =>
+    child.once('exit', () => {
+      gone = true;
+      r();
+    }),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (gone) throw new Error(`the service exited (code ${child.exitCode}) before it was ready`);
+    const status = await fetch(`${url}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (status === 200) break;
+    if (performance.now() - t > 600_000) throw new Error('the service was not ready within 600 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const ready = (performance.now() - t) / 1000;
+  const stop = async () => {
+    if (!gone) child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    await exited;
+    clearTimeout(killer);
+  };
+  return { url, pid: child.pid!, ready, stop };
+}
+
+/** Sequential POST /ingest of `bodies`; records/s over the time spent in requests. */
+async function postBodies(url: string, bodies: Iterable<string>): Promise<number> {
+  let records = 0;
+  let ms = 0;
+  for (const body of bodies) {
+    const t = performance.now();
+    const res = await fetch(`${url}/ingest`, {
+      method: 'POST',
+      body,
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
+    });
+    const answer = (await res.json()) as { accepted: number; rejected: unknown[] };
+    ms += performance.now() - t;
+    if (res.status !== 200 || answer.rejected.length > 0)
+      throw new Error(`ingest answered ${res.status}: ${JSON.stringify(answer).slice(0, 300)}`);
+    records += answer.accepted;
+  }
+  return records / (ms / 1000);
+}
+
+interface Step {
+  size: number;
+  stored: number;
+  fill: number;
+  ingest: number;
+  ready: number;
+  redate: number;
+  rss: number;
+  peak: number;
+  rssAfterIngest: number;
+  busiestRecords: number;
+  medianRecords: number;
+  disk: { table: string; bytes: number; rows: number; parts: number }[];
+  rows: {
+    name: string;
+    api: { rate: number; p50: number; p99: number };
+    engine: { rate: number; p50: number; p99: number };
+  }[];
+}
+
+const TABLES = [
+  'events',
+  'daily_sets',
+  'daily_scopes',
+  'event_ids',
+  'list_dating',
+  'erasures',
+  'list_changes',
+  'catalog',
+];
+
+export async function growthBench(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'mailstats-bench-growth-'));
+  const today = localDate(Date.now(), 'Europe/Bucharest');
+  const steps: Step[] = [];
+  let sent = 0;
+  let zone = 'Europe/Bucharest';
+  try {
+    for (const [k, size] of STEPS.entries()) {
+      // Fill through the pipeline (dedup, dating, day recompute), in this process.
+      const svc = await inProcess(dir);
+      if (k === 0) await post(svc, catalogBodies(LISTS));
+      const t = performance.now();
+      let filled = 0;
+      for (const batch of activity(size - sent, FILL_BATCH, `g${k}-`, today, 100 + k)) {
+        await svc.pipeline.write(batch);
+        filled += batch.length;
+      }
+      const fill = filled / ((performance.now() - t) / 1000);
+      sent = size;
+      console.error(`growth bench: ${size} records sent, ${rate(fill)}/s through the pipeline`);
+      const count = async (where: string) =>
+        (await svc.db.query<{ n: number }>(`SELECT count() AS n FROM events ${where}`, {}, READ_SETTINGS))[0]!
+          .n;
+      const stored = await count('');
+      const busiestRecords = await count(`WHERE list_id = ${BUSIEST}`);
+      const medianRecords = await count(`WHERE list_id = ${MEDIAN}`);
+      const disk = await svc.db.query<{ table: string; bytes: number; rows: number; parts: number }>(
+        `SELECT table, sum(bytes_on_disk) AS bytes, sum(rows) AS rows, count() AS parts FROM system.parts
+         WHERE active AND database = currentDatabase() AND table IN {tables:Array(String)} GROUP BY table`,
+        { tables: TABLES },
+        READ_SETTINGS,
+      );
+      // The distinct query sets, and the engine alone running their statements (this process).
+      const sets = [BUSIEST, MEDIAN].flatMap((list) =>
+        [30, 365].map((days) => ({
+          name: `${list === BUSIEST ? 'busiest' : 'median'} list, ${days} days`,
+          queries: distinctQueries(list, days, today, 30_000, 7 * list + days + k),
+        })),
+      );
+      const engine = [];
+      for (const s of sets) engine.push(await engineAlone(svc, s.queries));
+      await svc.close();
+
+      // The service as its own process, default settings: start, distinct answers, memory, ingest.
+      const api = await spawned(dir);
+      console.error(`growth bench: ready in ${api.ready.toFixed(1)} s at ${size}`);
+      const rows: Step['rows'] = [];
+      try {
+        for (const [i, s] of sets.entries()) {
+          // A dashboard has asked for the list before: its rows and sets are read (background) first.
+          const list = s.queries[0]!.listId;
+          for (const warm of ['days=1', 'days=1&workflow_ids=1,2', 'days=1&workflow_ids=1&trigger_id=1']) {
+            await (
+              await fetch(`${api.url}/api/1.2/rest/1/${KEY}/automation.stats.json?list_id=${list}&${warm}`)
+            ).arrayBuffer();
+            await new Promise((r) => setTimeout(r, 2_000));
+          }
+          const c = await cannon(api.url, s.queries.map(pathOf), CONNECTIONS);
+          rows.push({
+            name: s.name,
+            api: { rate: c.requests.total / SECONDS, p50: c.latency.p50, p99: c.latency.p99 },
+            engine: engine[i]!,
+          });
+        }
+        const { rss, peak } = memoryOf(api.pid);
+        // The list re-dating of the busiest list (a time-zone change), timed through POST /ingest.
+        zone = zone === 'Europe/Bucharest' ? 'Europe/London' : 'Europe/Bucharest';
+        let r = performance.now();
+        await postBodies(api.url, [
+          JSON.stringify({ type: 'list', list_id: BUSIEST, name: `list ${BUSIEST}`, timezone: zone }),
+        ]);
+        const redate = (performance.now() - r) / 1000;
+        // The next chunk's first records through POST /ingest (they count toward the next step).
+        const bodies: string[] = [];
+        for (const b of activity(PROBE, PROBE_BODY, `p${k}-`, today, 900 + k))
+          bodies.push(b.map((x) => JSON.stringify(x)).join('\n'));
+        r = performance.now();
+        const ingest = await postBodies(api.url, bodies);
+        sent += PROBE;
+        const after = memoryOf(api.pid);
+        steps.push({
+          size,
+          stored,
+          fill,
+          ingest,
+          ready: api.ready,
+          redate,
+          rss,
+          peak: Math.max(peak, after.peak),
+          rssAfterIngest: after.rss,
+          busiestRecords,
+          medianRecords,
+          disk,
+          rows,
+        });
+      } finally {
+        await api.stop();
+      }
+      console.error(`growth bench: step ${size} measured`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return report(steps);
+}
+
+const mib = (b: number) => `${Math.round(b / 2 ** 20)} MiB`;
+
+function report(steps: Step[]): string {
+  const base = steps[0]!;
+  const verdict = (ok: boolean, limit = '') => (ok ? 'met' : `**missed**${limit ? ` (${limit})` : ''}`);
+  const perStep: (string | number)[][] = [];
+  for (const s of steps) {
+    const label = `${s.size / 1e6}M`;
+    perStep.push([
+      label,
+      'ingest, POST /ingest (next records, 25k-line bodies)',
+      `${rate(s.ingest)}/s (${Math.round((100 * s.ingest) / base.ingest)}% of 1M step)`,
+      `≥ ${TARGET.ingestShare * 100}% of the first step`,
+      verdict(s.ingest >= TARGET.ingestShare * base.ingest),
+    ]);
+    for (const [i, r] of s.rows.entries()) {
+      const b = base.rows[i]!;
+      const ok = r.api.rate >= TARGET.distinctShare * b.api.rate && r.api.p99 <= TARGET.p99;
+      perStep.push([
+        label,
+        `distinct answers, ${r.name}, ${CONNECTIONS} connections`,
+        `${rate(r.api.rate)}/s, p50 ${r.api.p50} ms, p99 ${r.api.p99} ms (${Math.round((100 * r.api.rate) / b.api.rate)}%); engine alone ${rate(r.engine.rate)}/s, p50 ${r.engine.p50.toFixed(1)} ms, p99 ${r.engine.p99.toFixed(1)} ms`,
+        `≥ ${TARGET.distinctShare * 100}% of the first step, p99 ≤ ${TARGET.p99} ms`,
+        verdict(ok, r.api.rate < r.engine.rate * 1.2 ? 'at the engine alone' : ''),
+      ]);
+    }
+    perStep.push([
+      label,
+      'API process memory (RSS after the answers; after the ingest; peak)',
+      `${mib(s.rss)}; ${mib(s.rssAfterIngest)}; ${mib(s.peak)}`,
+      '≤ 1 GiB',
+      verdict(Math.max(s.rss, s.rssAfterIngest) <= TARGET.rssBytes),
+    ]);
+    perStep.push([
+      label,
+      'time to ready (spawn to /readyz 200)',
+      `${s.ready.toFixed(1)} s`,
+      `≤ ${TARGET.readySeconds} s`,
+      verdict(s.ready <= TARGET.readySeconds),
+    ]);
+    perStep.push([
+      label,
+      `re-dating of the busiest list (${rate(s.busiestRecords)} raw records; the POST that changes its zone)`,
+      `${s.redate.toFixed(1)} s`,
+      '',
+      '',
+    ]);
+  }
+  const diskRows = steps.flatMap((s) =>
+    [...s.disk]
+      .sort((a, b) => b.bytes - a.bytes)
+      .map((d) => [
+        `${s.size / 1e6}M`,
+        d.table,
+        rate(d.rows),
+        d.parts,
+        mib(d.bytes),
+        (d.bytes / s.stored).toFixed(1),
+      ]),
+  );
+  return [
+    `One store (embedded) filled in steps; ${LISTS.toLocaleString('en-US')} lists drawn by Zipf's law (s = 1: the busiest list ~10% of the records; the median list by records, half of them in busier lists, is rank ${MEDIAN}), ${WORKFLOWS} workflows, ${TRIGGERS} triggers, ${SUBSCRIBERS / 1000}k subscribers, ${DAYS} days in time order, ${DUPLICATES * 100}% duplicates (a recent record sent again). Filled through the pipeline in this process (dedup, dating, day recompute; ${FILL_BATCH.toLocaleString('en-US')}-record writes). At each step the service runs as its own process (\`node --import tsx main.ts\`, default settings) on that store: time to ready; distinct answers (autocannon, ${CONNECTIONS} connections, ${SECONDS} s; each request a query never asked before: a period of the row's length ending anywhere in the loaded days, all workflows / one workflow / 2–5 workflows, a quarter with a trigger), after the list was asked once (its held rows and sets read); its memory (/proc VmRSS, VmHWM: the embedded engine is in the process); a re-dating of the busiest list; then ${PROBE.toLocaleString('en-US')} records of the next chunk through POST /ingest. The engine alone: the same queries' single statements, ${CONNECTIONS} callers on the read connections, in the bench process on the same store. Targets are against the first step.`,
+    '',
+    `Steps: ${steps.map((s) => `${s.size / 1e6}M sent (${rate(s.stored)} stored; busiest list ${rate(s.busiestRecords)}, median ${rate(s.medianRecords)}; filled at ${rate(s.fill)}/s)`).join('; ')}.`,
+    '',
+    table(['step', 'row', 'measured', 'target', 'verdict'], perStep),
+    '',
+    'Disk per table (active parts, `system.parts`), bytes per stored raw record:',
+    '',
+    table(['step', 'table', 'rows', 'parts', 'on disk', 'bytes / raw record'], diskRows),
+  ].join('\n');
+}
