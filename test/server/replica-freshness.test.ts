@@ -273,7 +273,7 @@ describe('a record committed from Kafka by an ingest process is in every API rep
   it('before and after the replicas hold the list’s answers', { timeout: 240_000 }, async () => {
     await until(
       'the ingester in its consumer group',
-      async () => (await ingester.call('/readyz')).status === 200,
+      async () => (await fetch(`${ingester.httpUrl}/readyz`)).status === 200,
       180_000,
     );
     await produce(kafka, env.KAFKA_EVENTS_TOPIC, sends(LIST, 4));
