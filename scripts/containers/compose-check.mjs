@@ -64,6 +64,21 @@ export async function composeCheck({ root, checks }) {
   let envMoved = false;
   const envFile = join(root, '.env');
   const envBackup = join(root, '.env.container-check-backup');
+  const override = join(root, 'docker-compose.override.yml');
+  let overrideWritten = false;
+
+  const healthy = async (svc) => {
+    const ids = compose(['ps', '-q', svc], { quiet: true }).split('\n').filter(Boolean);
+    if (ids.length === 0) throw new Error(`no ${svc} container`);
+    for (const id of ids)
+      await until(
+        `${svc} healthy`,
+        300_000,
+        async () =>
+          sh('podman', ['inspect', '--format', '{{.State.Health.Status}}', id]).trim() === 'healthy',
+      );
+    return ids;
+  };
 
   const standIns = await checks.step(
     'compose: stand-in images (ClickHouse, Kafka, Prometheus) built here',
@@ -116,16 +131,16 @@ exec docker-compose "$@"
       chmodSync(join(plugins, 'docker-compose'), 0o755);
       service = spawn('podman', ['system', 'service', '--time=0', `unix://${socket}`], { stdio: 'ignore' });
       await until('podman system service', 30_000, async () => existsSync(socket));
-      // Podman without systemd runs no periodic healthchecks: this loop does (docs/deployment.md, "Podman").
-      healthLoop = setInterval(() => {
-        const ids =
-          spawnSync('podman', ['ps', '-q', '--filter', 'label=com.docker.compose.project=mailstatscheck'], {
-            encoding: 'utf8',
-          }).stdout ?? '';
-        for (const id of ids.split('\n').filter(Boolean))
-          spawn('podman', ['healthcheck', 'run', id], { stdio: 'ignore' }).on('error', () => undefined);
-      }, 3_000);
-      healthLoop.unref?.();
+      // Podman without systemd runs no periodic healthchecks: this loop does, as docs/deployment.md
+      // ("Podman") tells podman users (a process of its own: the commands below block this one).
+      healthLoop = spawn(
+        'bash',
+        [
+          '-c',
+          'while sleep 3; do podman ps -q --filter label=com.docker.compose.project=mailstatscheck | xargs -rn1 podman healthcheck run > /dev/null 2>&1; done',
+        ],
+        { stdio: 'ignore' },
+      );
       spawnSync('docker-compose', ['down', '-v', '--remove-orphans'], {
         cwd: root,
         env: { ...process.env, ...env },
@@ -134,6 +149,22 @@ exec docker-compose "$@"
       if (existsSync(envFile)) {
         renameSync(envFile, envBackup);
         envMoved = true;
+      }
+      // ClickHouse's nofile limit (262144) is above what this machine lets root give a container (no
+      // CAP_SYS_RESOURCE: the hard limit of the check's own process): an override file, which `docker
+      // compose up` reads by itself, lowers it to that (docs/deployment.md, "Podman").
+      const hard = Number(sh('sh', ['-c', 'ulimit -Hn']).trim());
+      if (Number.isFinite(hard) && hard < 262_144) {
+        if (existsSync(override)) throw new Error(`${override} exists: the check would replace it`);
+        writeFileSync(
+          override,
+          `# Written by scripts/container-check.mjs: this machine cannot raise limits above ${hard}.\n` +
+            `services:\n  clickhouse:\n    ulimits:\n      nofile: { soft: ${hard}, hard: ${hard} }\n      nproc: { soft: 4096, hard: 4096 }\n`,
+        );
+        overrideWritten = true;
+        console.log(
+          `container-check: docker-compose.override.yml: ClickHouse nofile ${hard} (the machine's hard limit)`,
+        );
       }
       const [firstRun] = docBlocks(join(root, 'docs/deployment.md'), 'compose-first-run');
       if (!firstRun) throw new Error('docs/deployment.md has no compose-first-run block');
@@ -144,18 +175,6 @@ exec docker-compose "$@"
 
   const dep = (what) => {
     if (!up) throw new Error(`not run: the stack did not come up (${what})`);
-  };
-  const healthy = async (svc) => {
-    const ids = compose(['ps', '-q', svc], { quiet: true }).split('\n').filter(Boolean);
-    if (ids.length === 0) throw new Error(`no ${svc} container`);
-    for (const id of ids)
-      await until(
-        `${svc} healthy`,
-        300_000,
-        async () =>
-          sh('podman', ['inspect', '--format', '{{.State.Health.Status}}', id]).trim() === 'healthy',
-      );
-    return ids;
   };
 
   let apiKey;
@@ -253,9 +272,10 @@ exec docker-compose "$@"
         env: { ...process.env, ...env },
         stdio: 'ignore',
       });
-    clearInterval(healthLoop);
+    healthLoop?.kill('SIGTERM');
     service?.kill('SIGTERM');
     rmSync(envFile, { force: true });
+    if (overrideWritten) rmSync(override, { force: true });
     if (envMoved) renameSync(envBackup, envFile);
     rmSync(work, { recursive: true, force: true });
   }
