@@ -222,7 +222,7 @@ exec docker-compose "$@"
                 .startsWith('['),
             );
           } else {
-            const out = run(line, { cwd: root, env, capture: true });
+            const out = run(line, { cwd: root, env, capture: true, tty: true });
             if (/--generate-key/.test(line)) apiKey = out.match(/[A-Za-z0-9_-]{20,}/)?.[0];
           }
         }

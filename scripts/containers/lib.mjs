@@ -71,23 +71,28 @@ export function sh(cmd, args, { quiet = false, env = {}, cwd, input } = {}) {
  * A block of shell lines, run by bash exactly as written (with `set -euo pipefail`, so a failing line
  * fails it), its output shown (or returned with `capture`).
  */
-export function run(block, { cwd, env = {}, capture = false } = {}) {
+export function run(block, { cwd, env = {}, capture = false, tty = false } = {}) {
   console.log(
     block
       .split('\n')
       .map((l) => `  $ ${l}`)
       .join('\n'),
   );
-  const r = spawnSync('bash', ['-euo', 'pipefail', '-c', block], {
+  // `tty`: in a terminal of its own, as a person types it (`docker compose exec` asks for one).
+  const [cmd, args] = tty
+    ? ['script', ['-qefc', `set -euo pipefail\n${block}`, '/dev/null']]
+    : ['bash', ['-euo', 'pipefail', '-c', block]];
+  const r = spawnSync(cmd, args, {
     cwd,
-    env: { ...process.env, ...env },
+    env: { ...process.env, SHELL: '/bin/bash', ...env },
     encoding: 'utf8',
     maxBuffer: 256 * 2 ** 20,
     stdio: ['ignore', capture ? 'pipe' : 'inherit', capture ? 'pipe' : 'inherit'],
   });
   if (capture) process.stdout.write(`${r.stdout ?? ''}${r.stderr ?? ''}`);
   if (r.status !== 0) throw new Error(`exited ${r.status ?? r.signal}: ${block}`);
-  return r.stdout ?? '';
+  // eslint-disable-next-line no-control-regex
+  return (r.stdout ?? '').replace(/\x1b\[[0-9;]*m|\r|\x00/g, '');
 }
 
 /**
