@@ -258,6 +258,24 @@ exec docker-compose "$@"
       await until('the same answer after the restart', 120_000, async () => (await stats()) === before);
     });
 
+    await checks.step(
+      'compose: the monitoring profile: Prometheus scrapes both roles (Grafana: no stand-in)',
+      async () => {
+        dep('monitoring');
+        // Grafana is not in Debian and no registry has its image: only Prometheus is started (by name).
+        compose(['--profile', 'monitoring', 'up', '-d', 'prometheus']);
+        await until('both roles scraped and up', 180_000, async () => {
+          const r = await fetch('http://127.0.0.1:9090/api/v1/targets');
+          const targets = (await r.json()).data.activeTargets;
+          const up = (job) => targets.some((t) => t.labels.job === job && t.health === 'up');
+          return up('mailstats-api') && up('mailstats-ingest');
+        });
+        const rules = await (await fetch('http://127.0.0.1:9090/api/v1/rules')).json();
+        if (!(rules.data?.groups?.length > 0))
+          throw new Error(`no alert rules loaded: ${JSON.stringify(rules)}`);
+      },
+    );
+
     if (up) await nginxCheck({ root, checks, apiKey });
   } finally {
     if (checks.failed > 0 && up)

@@ -43,7 +43,7 @@ export async function nginxCheck({ root, checks, apiKey }) {
         await until('nginx answering', 30_000, async () => (await fetch(`${base}/healthz`)).status === 200);
         const r = await fetch(
           `${base}/api/1.2/rest/1/${apiKey}/automation.stats.json?list_id=1&start_date=2026-03-10&stop_date=2026-03-10`,
-          { headers: { host: 'stats.example.com', 'x-forwarded-for': '203.0.113.7' } },
+          { headers: { host: 'stats.example.com' } },
         );
         const body = await r.json();
         if (r.status !== 200 || !Array.isArray(body) || body.reduce((n, d) => n + d.sends_total, 0) !== 33)
