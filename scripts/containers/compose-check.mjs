@@ -9,6 +9,7 @@ import {
   cpSync,
   existsSync,
   mkdirSync,
+  readFileSync,
   mkdtempSync,
   renameSync,
   rmSync,
@@ -22,6 +23,8 @@ import { nginxCheck } from './nginx-check.mjs';
 import { docBlocks, run, sh, until } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
+const HEALTH_LOOP =
+  'while sleep 5; do podman ps -q | xargs -rn1 podman healthcheck run > /dev/null 2>&1; done';
 const HERE = import.meta.dirname;
 
 /** The stand-ins: the compose file's image name, its context folder here, extra files for the context. */
@@ -131,16 +134,11 @@ exec docker-compose "$@"
       chmodSync(join(plugins, 'docker-compose'), 0o755);
       service = spawn('podman', ['system', 'service', '--time=0', `unix://${socket}`], { stdio: 'ignore' });
       await until('podman system service', 30_000, async () => existsSync(socket));
-      // Podman without systemd runs no periodic healthchecks: this loop does, as docs/deployment.md
-      // ("Podman") tells podman users (a process of its own: the commands below block this one).
-      healthLoop = spawn(
-        'bash',
-        [
-          '-c',
-          'while sleep 3; do podman ps -q --filter label=com.docker.compose.project=mailstatscheck | xargs -rn1 podman healthcheck run > /dev/null 2>&1; done',
-        ],
-        { stdio: 'ignore' },
-      );
+      // Podman without systemd runs no periodic healthchecks: the loop docs/deployment.md ("Podman")
+      // gives podman users runs them, word for word (a process of its own: the commands below block this one).
+      if (!readFileSync(join(root, 'docs/deployment.md'), 'utf8').includes(`\`${HEALTH_LOOP} &\``))
+        throw new Error('docs/deployment.md no longer gives the healthcheck loop the check runs');
+      healthLoop = spawn('bash', ['-c', HEALTH_LOOP], { stdio: 'ignore' });
       spawnSync('docker-compose', ['down', '-v', '--remove-orphans'], {
         cwd: root,
         env: { ...process.env, ...env },
@@ -211,6 +209,11 @@ exec docker-compose "$@"
         dep('admin');
         const [block] = docBlocks(join(root, 'docs/deployment.md'), 'compose-admin');
         if (!block) throw new Error('docs/deployment.md has no compose-admin block');
+        // README "Containers" gives the same admin commands: each of its lines is run here too.
+        const [readme] = docBlocks(join(root, 'README.md'), 'containers-admin');
+        const missing = (readme ?? '').split('\n').filter((l) => l && !block.split('\n').includes(l));
+        if (!readme || missing.length > 0)
+          throw new Error(`README "Containers" lines not in the check: ${missing.join('; ')}`);
         for (const line of block.split('\n')) {
           if (line.startsWith('curl ')) {
             if (!apiKey) throw new Error('user add --generate-key printed no key');
