@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import { startClickHouseServer, freePort } from './clickhouse-server.mjs';
 import { startKafkaBroker } from './kafka/broker.mjs';
 import { composeCheck } from './containers/compose-check.mjs';
-import { docBlocks, run, sh, until, waitHttp, CheckRun } from './containers/lib.mjs';
+import { docBlocks, fetchRetried, run, sh, until, waitHttp, CheckRun } from './containers/lib.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const IMAGE = 'mailstats:local';
@@ -170,7 +170,7 @@ async function imageCheck() {
             timestamp: Date.parse('2026-03-10T12:00:00Z'),
           })),
         ];
-        const res = await fetch(`${base('api')}/ingest`, {
+        const res = await fetchRetried(`${base('api')}/ingest`, {
           method: 'POST',
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
           body: JSON.stringify(records),

@@ -128,3 +128,19 @@ export async function waitHttp(url, boundMs) {
     return r.status === 200;
   });
 }
+
+/**
+ * fetch, sent again (up to 3 times) when the connection failed before an answer: a kept-alive socket
+ * the server had just closed. Only for requests that may be repeated (POST /ingest is: records are
+ * counted once by their event_id).
+ */
+export async function fetchRetried(url, init) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(url, init);
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}

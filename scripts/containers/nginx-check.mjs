@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../clickhouse-server.mjs';
-import { docBlocks, sh, until } from './lib.mjs';
+import { docBlocks, fetchRetried, sh, until } from './lib.mjs';
 
 export async function nginxCheck({ root, checks, apiKey }) {
   const dir = mkdtempSync(join(tmpdir(), 'mailstats-nginx-check-'));
@@ -49,7 +49,7 @@ export async function nginxCheck({ root, checks, apiKey }) {
         if (r.status !== 200 || !Array.isArray(body) || body.reduce((n, d) => n + d.sends_total, 0) !== 33)
           throw new Error(`automation.stats through nginx: ${r.status} ${JSON.stringify(body)}`);
         // A POST through it too: the ingest token is checked by the API behind it (a wrong one: 401).
-        const post = await fetch(`${base}/ingest`, {
+        const post = await fetchRetried(`${base}/ingest`, {
           method: 'POST',
           headers: { authorization: 'Bearer not-the-token', 'content-type': 'application/json' },
           body: '[]',
