@@ -14,6 +14,7 @@ import {
   IDENTIFIER,
   readBackupIndex,
   tablesOf,
+  takeRawRetention,
 } from './backup-shape.js';
 import { ledgerTtlDays } from './event-store.js';
 import { migrate } from './migrate.js';
@@ -402,6 +403,7 @@ export async function restoreOnServer(
       {},
       { materialize_ttl_after_modify: 0 },
     );
+  await takeRawRetention(db, target, abs, manifest.database);
   const ours = await tablesOf(db, target);
   // The backup's index and statements, read here before the server reads the backup: only the
   // database, our tables' statements (as ours) and data files of our tables; no base backup.

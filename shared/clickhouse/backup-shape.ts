@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BackupRequestError } from './backup-error.js';
 import type { Db } from './client.js';
+import { rawTtlDays } from './event-store.js';
 
 /**
  * What a restored store may hold: exactly the tables and views our own migrations create, with the
@@ -251,7 +252,8 @@ export function backupTables(
           `${indexFile}: entry ${e.name} is stored as ${e.dataFile}, not a data file of the backup`,
         );
     }
-    if (!existsSync(join(dir, e.dataFile)))
+    // An empty file (size 0, e.g. a part the raw-event retention emptied) is stored as no file at all.
+    if (e.size > 0 && !existsSync(join(dir, e.dataFile)))
       throw new BackupContentError(
         `${indexFile}: entry ${e.name}: its file ${e.dataFile} is not in the backup`,
       );
@@ -268,4 +270,23 @@ export function backupTables(
       `${dir}: database ${database} is not what mailstats creates (${clip(databaseStatement.trim())})`,
     );
   return found;
+}
+
+/**
+ * A store kept under a raw-event retention (RAW_RETENTION_DAYS, set at every start) has a TTL on
+ * `events`: the restore's own `events` (created by our migrations in `database`) takes the backup's, so
+ * that the engine finds the statements equal; the next start sets its own setting. Only digits are read
+ * from the backup's statement into the DDL (docs/lifecycle.md, "Retention").
+ */
+export async function takeRawRetention(db: Db, database: string, dir: string, from: string): Promise<void> {
+  const file = join(dir, 'metadata', from, 'events.sql');
+  const days = existsSync(file) ? rawTtlDays(readFileSync(file, 'utf8')) : undefined;
+  if (days === undefined) return;
+  await db.command(`ALTER TABLE ${database}.events MODIFY SETTING ttl_only_drop_parts = 1`);
+  await db.command(
+    // An integer (matched as digits): DDL takes no query parameters.
+    `ALTER TABLE ${database}.events MODIFY TTL toDateTime(coalesce(sent_at, ts)) + INTERVAL ${days} DAY`,
+    {},
+    { materialize_ttl_after_modify: 0 },
+  );
 }

@@ -18,7 +18,14 @@ import { z } from 'zod';
 import type { Db } from './client.js';
 import { BackupRequestError } from './backup-error.js';
 import { backupFiles, digestFiles, hmacMatches, hmacOf, signedText, verifyFiles } from './backup-digest.js';
-import { backupTables, BackupContentError, compareTables, IDENTIFIER, tablesOf } from './backup-shape.js';
+import {
+  backupTables,
+  BackupContentError,
+  compareTables,
+  IDENTIFIER,
+  tablesOf,
+  takeRawRetention,
+} from './backup-shape.js';
 import { ledgerTtlDays } from './event-store.js';
 import { migrate } from './migrate.js';
 import { createLogger } from '../log.js';
@@ -335,6 +342,7 @@ export async function restoreDatabase(
       {},
       { materialize_ttl_after_modify: 0 },
     );
+  await takeRawRetention(db, database, abs, from);
   // Empty tables for the RESTORE (the migrations wrote their own rows), no merge until it is done.
   const tables = await dataTables(db, database);
   for (const t of tables) {

@@ -1,8 +1,6 @@
 // Modes: embedded only — raw-event retention (RAW_RETENTION_DAYS) on the engine in the test's process
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, localDate } from '../../shared/dates.js';
-import { compareTables, expectedTables, tablesOf } from '../../shared/clickhouse/backup-shape.js';
-import { MIGRATIONS } from '../../shared/clickhouse/migrations.js';
 import { startTestService, tenant, type TestService } from '../support/service.js';
 
 const USER = 3;
@@ -210,14 +208,5 @@ describe('raw-event retention', () => {
       () => true,
     );
     for (const [date, day] of retained) if (date > seam) expect(got.get(date)).toEqual(day);
-  });
-
-  it("a restore's shape check accepts a store under a retention (its TTL is set at every start)", async () => {
-    const [row] = await svc.db.query<{ name: string }>('SELECT currentDatabase() AS name');
-    const found = await tablesOf(svc.db, row!.name);
-    const version = Math.max(...MIGRATIONS.map((m) => m.version));
-    const want = await expectedTables(svc.db, version);
-    await svc.db.command(`USE ${row!.name}`);
-    expect(() => compareTables(found, want, 'the store')).not.toThrow();
   });
 });
