@@ -1,19 +1,12 @@
 import { $ } from './dom.js';
-import { isDate, resolvePreset, todayIn, type PeriodOptions, type Preset } from './period.js';
+import { isDate, resolvePreset, todayIn, type Preset } from './period.js';
 import { state } from './state.js';
 
 /** What the filter form asks for: the period, the workflows ticked, the trigger typed. */
 export function currentPreset(): Preset {
   const v = $<HTMLSelectElement>('period').value;
   if (v.startsWith('days:')) return { kind: 'days', days: Number(v.slice(5)) };
-  if (
-    v === 'today' ||
-    v === 'this-month' ||
-    v === 'last-month' ||
-    v === 'last-12-months' ||
-    v === 'year-to-date'
-  )
-    return { kind: v };
+  if (v === 'this-month' || v === 'last-month') return { kind: v };
   return {
     kind: 'custom',
     start: $<HTMLInputElement>('start').value,
@@ -21,26 +14,9 @@ export function currentPreset(): Preset {
   };
 }
 
-/** Periods that run up to now, which end yesterday unless "Include today" is ticked. */
-const ROLLING = /^(days:\d+|this-month|year-to-date)$/;
-
-/** "Include today" and the comparison picked. */
-export function periodOptions(): PeriodOptions {
-  const rolling = ROLLING.test($<HTMLSelectElement>('period').value);
-  return {
-    includeToday: rolling && $<HTMLInputElement>('include-today').checked,
-    compare: $<HTMLSelectElement>('compare').value === 'year' ? 'year' : 'previous',
-  };
-}
-
-/**
- * Shows the date inputs for a custom range, prefilled with the last 30 days so the range is never empty,
- * and "Include today" for the periods that run up to now.
- */
+/** Shows the date inputs for a custom range, prefilled with the last 30 days so the range is never empty. */
 export function showCustomInputs(): void {
-  const period = $<HTMLSelectElement>('period').value;
-  const custom = period === 'custom';
-  $('include-today-label').hidden = !ROLLING.test(period);
+  const custom = $<HTMLSelectElement>('period').value === 'custom';
   for (const l of document.querySelectorAll<HTMLElement>('.filters .custom')) l.hidden = !custom;
   if (custom && state.list) {
     const start = $<HTMLInputElement>('start');
