@@ -1,7 +1,7 @@
 import type { Db } from './client.js';
 
 /**
- * The marketer's stored choices (migration 9): per-list alert thresholds, share links and report
+ * The marketer's stored choices (migration 8): per-list alert thresholds, share links and report
  * schedules, each an upsert whose newest version wins, and the per-period claims that make a report
  * sent once (docs/dashboard.md "Share links", "Reports", "Alerts").
  */

@@ -221,7 +221,7 @@ export const MIGRATIONS: Migration[] = [
     ],
   },
   {
-    version: 9,
+    version: 8,
     name: 'buyers, share links, reports, alert thresholds',
     statements: [
       // Purchases keep their subscribers in daily_sets too (distinct buyers over a period,

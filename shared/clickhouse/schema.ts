@@ -42,7 +42,7 @@ export const DAILY_SETS_SELECT = `
 export const DAILY_SETS_GROUP = 'GROUP BY list_id, day, workflow_id, trigger_id, type';
 
 /**
- * The states daily_sets keeps, folded from raw `events` rows. Since migration 9 purchases keep their
+ * The states daily_sets keeps, folded from raw `events` rows. Since migration 8 purchases keep their
  * subscribers too (buyers over a period: docs/api.md "automation.statsTotals").
  */
 const SET_STATES = `
@@ -72,7 +72,7 @@ export const DAILY_SETS_VIEW_QUERY_V4 = `
   FROM events
   GROUP BY list_id, day, workflow_id, trigger_id, type, gen`;
 
-/** The view feeding daily_sets from every insert into events (per generation; since migration 9 with buyers). */
+/** The view feeding daily_sets from every insert into events (per generation; since migration 8 with buyers). */
 export const DAILY_SETS_VIEW_QUERY = `
   SELECT list_id, day, workflow_id, trigger_id, type, gen, ${SET_STATES}
   FROM events

@@ -9,7 +9,7 @@ import { createLogger } from '../../shared/log.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 /**
- * Migration 9 keeps purchases' subscribers in daily_sets (buyers over a period, docs/api.md
+ * Migration 8 keeps purchases' subscribers in daily_sets (buyers over a period, docs/api.md
  * "automation.statsTotals"). A store written before it gets them from its raw records, without changing
  * any count or amount, and running the migration's statements again changes nothing.
  */
@@ -46,7 +46,7 @@ const event = (id: string, type: string, subscriber: number, workflow: number, d
   return EVENT_COLUMNS.map((c) => row[c]);
 };
 
-describe('migration 9: buyers for a store written before it', () => {
+describe('migration 8: buyers for a store written before it', () => {
   it('purchase sets are added from the raw records; counts and money unchanged; idempotent', async () => {
     const db = svc.db;
     // Reads on the session `USE` switched (`read` may take another connection, in the service's database).
@@ -59,7 +59,7 @@ describe('migration 9: buyers for a store written before it', () => {
       await migrate(
         db,
         log,
-        MIGRATIONS.filter((m) => m.version < 9),
+        MIGRATIONS.filter((m) => m.version < 8),
       );
       await db.insert('events', EVENT_COLUMNS, [
         event('a', 'send', 1, 1, '2026-10-01'),
@@ -74,7 +74,7 @@ describe('migration 9: buyers for a store written before it', () => {
           `SELECT toString(sum(n)) AS n, toString(sum(ron)) AS ron FROM daily_sets WHERE type = 'purchase'`,
         );
       const before = await money();
-      expect((await readPeople(session, q)).buyers, 'before migration 9: no purchase sets').toBe(0);
+      expect((await readPeople(session, q)).buyers, 'before migration 8: no purchase sets').toBe(0);
 
       await migrate(db, log);
       expect((await readPeople(session, q)).buyers).toBe(2);
@@ -83,8 +83,8 @@ describe('migration 9: buyers for a store written before it', () => {
       expect(await money()).toEqual(before);
 
       // The backfill again (a start interrupted before the migration was recorded): nothing changes.
-      const nine = MIGRATIONS.find((m) => m.version === 9)!;
-      await db.command(nine.statements[1]!);
+      const eighth = MIGRATIONS.find((m) => m.version === 8)!;
+      await db.command(eighth.statements[1]!);
       expect((await readPeople(session, { ...q, to: '2026-11-30' })).buyers).toBe(3);
       expect(await money()).toEqual(before);
 
