@@ -205,6 +205,16 @@ async function bringUp(
   const marketer = { links, alertSettings: alertSettingsSource(marketerStore) };
   const operations = apiOperations({ config, db, catalog, ...stats, renderer, log, marketer });
   const consumerLag = worker ? consumerLagReader(config) : undefined;
+  // What share links and reports read their figures with: the stats operations' own dependencies.
+  const marketerStats = {
+    db,
+    catalog,
+    ...stats,
+    cache: statsCache,
+    defaultTimezone: config.DEFAULT_TIMEZONE,
+    maxPeriodDays: config.MAX_PERIOD_DAYS,
+    alertSettings: marketer.alertSettings,
+  };
   gate.open(
     serviceApp({
       config,
@@ -218,15 +228,7 @@ async function bringUp(
       marketer: {
         share: shareRouter({
           links,
-          stats: {
-            db,
-            catalog,
-            ...stats,
-            cache: statsCache,
-            defaultTimezone: config.DEFAULT_TIMEZONE,
-            maxPeriodDays: config.MAX_PERIOD_DAYS,
-            alertSettings: marketer.alertSettings,
-          },
+          stats: marketerStats,
         }),
         admin: marketerAdminRouter({ token: admin, store: marketerStore, links, catalog, log }),
       },
@@ -241,15 +243,7 @@ async function bringUp(
   const reports = mailer
     ? new ReportScheduler({
         store: marketerStore,
-        stats: {
-          db,
-          catalog,
-          ...stats,
-          cache: statsCache,
-          defaultTimezone: config.DEFAULT_TIMEZONE,
-          maxPeriodDays: config.MAX_PERIOD_DAYS,
-          alertSettings: marketer.alertSettings,
-        },
+        stats: marketerStats,
         mailer,
         from: config.REPORT_FROM,
         log,
