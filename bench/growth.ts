@@ -286,6 +286,8 @@ const TABLES = [
 ];
 
 export async function growthBench(): Promise<string> {
+  // BENCH_GROWTH_KEEP=1: the store is left on disk (its path printed) to look into after the run.
+  const keep = process.env.BENCH_GROWTH_KEEP === '1';
   const dir = mkdtempSync(join(tmpdir(), 'mailstats-bench-growth-'));
   const today = localDate(Date.now(), 'Europe/Bucharest');
   const steps: Step[] = [];
@@ -386,7 +388,8 @@ export async function growthBench(): Promise<string> {
       console.error(`growth bench: step ${size} measured`);
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (keep) console.error(`growth bench: the store is kept in ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
   }
   return report(steps);
 }

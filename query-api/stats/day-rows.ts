@@ -12,14 +12,26 @@ import {
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/log.js';
 import type { StatsCache } from './cache.js';
-import { firstAtOrAfter, packSets, subsetDays, type ListSets } from './subset-days.js';
+import {
+  dropMonths,
+  emptySets,
+  firstAtOrAfter,
+  monthDays,
+  monthsOf,
+  packSets,
+  subsetDays,
+  type ListSets,
+} from './subset-days.js';
 
 /**
  * What a held subscriber id costs against STATS_MEMORY_ROWS: a day row as objects is ~400 bytes, an id
- * 4 (plus 4 per distinct subscriber, and the read's transient JSON): 32 ids count as a row, a margin
- * (docs/operations.md "Memory").
+ * 4 (plus the read's transient JSON, one month at a time): 32 ids count as a row, a margin; a subscriber's
+ * dense number (a Map entry, ~40 bytes) counts as 10 ids (docs/operations.md "Memory").
  */
 const IDS_PER_ROW = 32;
+const IDS_PER_SUBSCRIBER = 10;
+const setsSize = (sets: ListSets | undefined) =>
+  sets ? Math.ceil((sets.ids + IDS_PER_SUBSCRIBER * sets.dense.size) / IDS_PER_ROW) : 0;
 
 interface Held {
   /** The list's version (StatsCache.version) and generation the rows were read at. */
@@ -35,10 +47,13 @@ interface Held {
    */
   pairs?: true | null;
   /**
-   * The subscriber sets for workflow subsets, read at the first subset asked: undefined until then,
-   * null when they would not fit in STATS_MEMORY_ROWS (subsets then read the engine).
+   * The subscriber sets for workflow subsets, by month, each month read at the first subset asking one
+   * of its days (undefined until the first). Months least recently asked make room for new ones within
+   * STATS_MEMORY_ROWS; a subset whose months cannot fit together reads the engine.
    */
-  sets?: ListSets | null;
+  sets?: ListSets;
+  /** The fewest months found not to fit together (asks of as many or more read the engine). */
+  tooManyMonths?: number;
 }
 
 /**
@@ -71,7 +86,7 @@ export class DayRows {
   ) {
     this.held = new LRUCache<number, Held>({
       maxSize: maxRows,
-      sizeCalculation: (h) => Math.max(1, h.rows + Math.ceil((h.sets?.ids ?? 0) / IDS_PER_ROW)),
+      sizeCalculation: (h) => Math.max(1, h.rows + setsSize(h.sets)),
     });
   }
 
@@ -94,16 +109,19 @@ export class DayRows {
     }
     // Workflows with a trigger: the pairs' rows, computed from the sets (~as costly as all the other
     // rows of a list: BENCHMARKS.md), are read only once such a shape is asked.
+    const months = subset ? this.missingMonths(held, q) : [];
     if (q.workflowIds !== null && q.triggerId !== null && held.pairs !== true) {
       if (held.pairs === undefined) this.loadPairs(q.listId, held);
-      if (subset && held.sets === undefined) this.loadSets(q.listId, held);
+      if (months?.length) this.loadSets(q.listId, held, months);
       return undefined;
     }
     if (subset) {
-      if (held.sets === undefined) this.loadSets(q.listId, held);
-      return held.sets
-        ? subsetDays(held.scopes, held.sets, { ...q, workflowIds: q.workflowIds! })
-        : undefined;
+      if (months === null) return undefined;
+      if (months.length > 0) {
+        this.loadSets(q.listId, held, months);
+        return undefined;
+      }
+      return subsetDays(held.scopes, held.sets!, { ...q, workflowIds: q.workflowIds! });
     }
     const days = held.scopes.get(`${q.workflowIds?.[0] ?? 0}|${q.triggerId ?? 0}`) ?? [];
     const at = (d: DayCounters) => d.date;
@@ -126,17 +144,46 @@ export class DayRows {
     this.loading.set(listId, run);
   }
 
-  /** Reads the list's subscriber sets beside its held rows, in the background, under the same rule. */
-  private loadSets(listId: number, held: Held): void {
+  /**
+   * The months of the query's days whose sets the list does not hold ([] when all are held), or null when
+   * they are too many to hold together: the engine answers such asks.
+   */
+  private missingMonths(held: Held, q: StatsQuery): string[] | null {
+    const months = monthsOf(q.from, q.to);
+    const missing = months.filter((m) => !held.sets?.months.has(m));
+    if (missing.length > 0 && held.tooManyMonths !== undefined && months.length >= held.tooManyMonths)
+      return null;
+    return missing;
+  }
+
+  /**
+   * Reads `months` of the list's subscriber sets beside its held rows, in the background, under the same
+   * rule; least recently asked months make room. Months that cannot fit even then are not kept, and asks
+   * of as many months read the engine from then on.
+   */
+  private loadSets(listId: number, held: Held, months: string[]): void {
     const key = -2 * listId - 1; // in `loading` beside the rows' reads (list ids are positive)
     if (this.loading.has(key)) return;
     const run = (async () => {
-      const sets = await packSets(await listSets(this.db, listId, held.gen));
+      const rows = await listSets(
+        this.db,
+        listId,
+        held.gen,
+        monthDays(months[0]!).from,
+        monthDays(months[months.length - 1]!).to,
+      );
       const now = await this.stillHeld(listId, held);
       if (!now) return;
-      const size = now.rows + Math.ceil(sets.ids / IDS_PER_ROW);
-      if (size > this.maxRows) now.sets = null;
-      else this.held.set(listId, { ...now, sets });
+      const sets = await packSets(rows, months, now.sets ?? emptySets());
+      // Packing gave the event loop back: the entry must still be of the version the sets were read at.
+      const after = await this.stillHeld(listId, held);
+      if (!after) return;
+      const fits = () => after.rows + setsSize(sets) <= this.maxRows;
+      if (!dropMonths(sets, new Set(months), fits)) {
+        dropMonths(sets, new Set(), () => false);
+        after.tooManyMonths = Math.min(after.tooManyMonths ?? Infinity, months.length);
+      }
+      this.held.set(listId, { ...after, sets });
     })()
       .catch((err: unknown) => this.log.warn({ err, list_id: listId }, 'subscriber sets of a list not held'))
       .finally(() => this.loading.delete(key));
@@ -151,7 +198,7 @@ export class DayRows {
       const rows = await listPairs(this.db, listId, held.gen);
       const now = await this.stillHeld(listId, held);
       if (!now) return;
-      const size = now.rows + rows.length + Math.ceil((now.sets?.ids ?? 0) / IDS_PER_ROW);
+      const size = now.rows + rows.length + setsSize(now.sets);
       if (size > this.maxRows) now.pairs = null;
       else {
         const scopes = new Map([...now.scopes, ...byScope(rows)]);
@@ -178,6 +225,13 @@ export class DayRows {
 
   private versionOf(listId: number): number {
     return this.cache.version(listId);
+  }
+
+  /** What the list holds (tests, benchmarks): its sets' months, ascending, and its size in rows. */
+  heldOf(listId: number): { months: string[]; size: number } | undefined {
+    const h = this.held.peek(listId);
+    if (!h) return undefined;
+    return { months: [...(h.sets?.months.keys() ?? [])].sort(), size: h.rows + setsSize(h.sets) };
   }
 
   /** Settles when no list's rows are being read (tests, benchmarks). */

@@ -15,10 +15,21 @@ interface ScopeSets {
   subs: Uint32Array;
 }
 
-/** A list's subscriber sets by `workflow|trigger` (0: any trigger), and how many ids they hold. */
+/**
+ * A list's subscriber sets, held by month: a month is read whole at the first subset that asks one of
+ * its days, so what a list holds grows with the periods asked, not with its history (docs/operations.md
+ * "Memory"). Subscribers are numbered densely over the months held.
+ */
 export interface ListSets {
-  scopes: Map<string, ScopeSets>;
+  /** By month ('YYYY-MM'): its sets by `workflow|trigger` (0: any trigger); empty for a month without. */
+  months: Map<string, Map<string, ScopeSets>>;
+  /** When each month was last asked (`tick`), so the least recently asked go first when room runs out. */
+  used: Map<string, number>;
+  tick: number;
+  /** Ids held over all months. */
   ids: number;
+  /** Subscriber id → dense number (0 … n - 1). */
+  dense: Map<number, number>;
   /** Per dense subscriber number, the last union (`epoch`) that counted it. */
   marks: Uint32Array;
   epoch: number;
@@ -26,23 +37,64 @@ export interface ListSets {
 
 const TYPE_INDEX = new Map<string, number>(UNIQUE_TYPES.map((t, k) => [t, k]));
 
+export function emptySets(): ListSets {
+  return {
+    months: new Map(),
+    used: new Map(),
+    tick: 0,
+    ids: 0,
+    dense: new Map(),
+    marks: new Uint32Array(0),
+    epoch: 0,
+  };
+}
+
+/** The months ('YYYY-MM') that days `from`…`to` ('YYYY-MM-DD') fall in, ascending. */
+export function monthsOf(from: string, to: string): string[] {
+  const months: string[] = [];
+  let y = Number(from.slice(0, 4));
+  let m = Number(from.slice(5, 7));
+  const last = to.slice(0, 7);
+  for (;;) {
+    const month = `${y}-${String(m).padStart(2, '0')}`;
+    if (month > last) return months;
+    months.push(month);
+    if (++m === 13) [y, m] = [y + 1, 1];
+  }
+}
+
+/** The first and last day ('YYYY-MM-DD') of `month` ('YYYY-MM'). */
+export function monthDays(month: string): { from: string; to: string } {
+  const [y, m] = [Number(month.slice(0, 4)), Number(month.slice(5, 7))];
+  const days = new Date(Date.UTC(y, m, 0)).getUTCDate();
+  return { from: `${month}-01`, to: `${month}-${String(days).padStart(2, '0')}` };
+}
+
 /**
- * `listSets` rows → the packed sets of each scope. A list's sets can be millions of ids (~0.5 s at 2M):
- * the event loop is given back between scopes, so requests are answered meanwhile.
+ * `listSets` rows of whole `months` (all of them, a month without rows included) → their packed sets,
+ * added to `into` (by default a new list's). A month's sets can be millions of ids (~0.5 s at 2M): the
+ * event loop is given back between scopes, so requests are answered meanwhile; a month is visible to
+ * them only once whole.
  */
-export async function packSets(rows: ScopeDaySet[]): Promise<ListSets> {
+export async function packSets(
+  rows: ScopeDaySet[],
+  months: string[] = [...new Set(rows.map((r) => r.date.slice(0, 7)))],
+  into: ListSets = emptySets(),
+): Promise<ListSets> {
   const groups = new Map<string, ScopeDaySet[]>();
   for (const r of rows) {
-    const key = `${r.workflow_id}|${r.trigger_id}`;
+    const key = `${r.date.slice(0, 7)}|${r.workflow_id}|${r.trigger_id}`;
     const group = groups.get(key);
     if (group) group.push(r);
     else groups.set(key, [r]);
   }
-  const dense = new Map<number, number>();
-  const scopes = new Map<string, ScopeSets>();
+  const { dense } = into;
+  const packed = new Map<string, Map<string, ScopeSets>>(months.map((m) => [m, new Map()]));
   let total = 0;
   for (const [key, group] of groups) {
     await new Promise((r) => setImmediate(r));
+    const month = packed.get(key.slice(0, 7));
+    if (!month) continue; // a row outside the months asked (none is read: listSets takes their days)
     const days = [...new Set(group.map((r) => r.date))].sort();
     const dayIndex = new Map(days.map((d, i) => [d, i]));
     const slot = (r: ScopeDaySet) => dayIndex.get(r.date)! * 3 + TYPE_INDEX.get(r.type)!;
@@ -59,10 +111,41 @@ export async function packSets(rows: ScopeDaySet[]): Promise<ListSets> {
         subs[at++] = n;
       }
     }
-    scopes.set(key, { days, starts, subs });
+    month.set(key.slice(8), { days, starts, subs });
     total += subs.length;
   }
-  return { scopes, ids: total, marks: new Uint32Array(dense.size), epoch: 0 };
+  // Marks for every dense number before any month using them is seen (a new array: no mark is an epoch).
+  if (into.marks.length < dense.size) {
+    into.marks = new Uint32Array(Math.max(dense.size, 2 * into.marks.length));
+    into.epoch = 0;
+  }
+  for (const [m, scopes] of packed) {
+    for (const s of into.months.get(m)?.values() ?? []) into.ids -= s.subs.length;
+    into.months.set(m, scopes);
+  }
+  into.ids += total;
+  return into;
+}
+
+/**
+ * Takes the least recently asked months out of `sets` until `fits(sets.ids)`, never one of `keep`;
+ * whether it fits then.
+ */
+export function dropMonths(
+  sets: ListSets,
+  keep: ReadonlySet<string>,
+  fits: (ids: number) => boolean,
+): boolean {
+  const order = [...sets.months.keys()]
+    .filter((m) => !keep.has(m))
+    .sort((a, b) => (sets.used.get(a) ?? 0) - (sets.used.get(b) ?? 0));
+  for (const m of order) {
+    if (fits(sets.ids)) break;
+    for (const s of sets.months.get(m)!.values()) sets.ids -= s.subs.length;
+    sets.months.delete(m);
+    sets.used.delete(m);
+  }
+  return fits(sets.ids);
 }
 
 /** Index of the first day ≥ `date` (`after`: > `date`) in ascending 'YYYY-MM-DD' days. */
@@ -140,10 +223,22 @@ export function subsetDays(
       acc.eur = addUnits(acc.eur, d.value_eur);
     }
   }
-  const scopeSets = workflows.flatMap((w) => sets.scopes.get(`${w}|${trigger}`) ?? []);
+  // Each month's sets of the subset's workflows (the months of every day asked are held: DayRows).
+  const byMonth = new Map<string, ScopeSets[]>();
+  const setsOf = (month: string) => {
+    let found = byMonth.get(month);
+    if (!found) {
+      const scopes = sets.months.get(month);
+      found = scopes ? workflows.flatMap((w) => scopes.get(`${w}|${trigger}`) ?? []) : [];
+      byMonth.set(month, found);
+      sets.used.set(month, ++sets.tick);
+    }
+    return found;
+  };
   const dates = [...byDay.keys()].sort();
   return dates.map((date) => {
     const { day, ron, eur } = byDay.get(date)!;
+    const scopeSets = setsOf(date.slice(0, 7));
     day.value_ron = units4(ron);
     day.value_eur = units4(eur);
     day.sends_unique = unionSize(sets, scopeSets, date, 0);

@@ -133,17 +133,24 @@ export interface ScopeDaySet {
 }
 
 /**
- * Every subscriber set of a list in generation `gen`, per workflow and trigger (and per workflow over
- * any trigger) and day, for unique counts over workflow subsets: the union of a subset's sets on a day
+ * The subscriber sets of a list in generation `gen` over the days `from`…`to`, per workflow and trigger
+ * (and per workflow over any trigger) and day, for unique counts over workflow subsets: the union of a subset's sets on a day
  * is what `FROM_SETS` counts with bitmap unions. Ids are below 2^53 (records refuse larger ones), so
  * they arrive as exact JSON numbers.
  */
-export function listSets(db: Db, listId: number, gen: number): Promise<ScopeDaySet[]> {
+export function listSets(
+  db: Db,
+  listId: number,
+  gen: number,
+  from: string,
+  to: string,
+): Promise<ScopeDaySet[]> {
   const sets = (trigger: string, group: string, where: string) => `
     SELECT workflow_id, ${trigger} AS trigger_id, toString(day) AS date, toString(type) AS type,
       bitmapToArray(groupBitmapMergeState(subs)) AS ids
     FROM daily_sets
-    WHERE list_id = {list:UInt64} AND gen = {gen:UInt64} AND type IN {types:Array(String)} ${where}
+    WHERE list_id = {list:UInt64} AND gen = {gen:UInt64} AND type IN {types:Array(String)}
+      AND day BETWEEN {from:Date} AND {to:Date} ${where}
     GROUP BY workflow_id, ${group} day, type`;
   return db.read<ScopeDaySet>(
     `SELECT * FROM (
@@ -151,7 +158,7 @@ export function listSets(db: Db, listId: number, gen: number): Promise<ScopeDayS
        UNION ALL
        ${sets('toUInt64(0)', '', '')}
      ) ORDER BY workflow_id, trigger_id, date, type`,
-    { list: listId, gen, types: [...UNIQUE_TYPES] },
+    { list: listId, gen, types: [...UNIQUE_TYPES], from, to },
     READ_SETTINGS,
   );
 }
