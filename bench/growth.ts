@@ -336,9 +336,12 @@ export async function growthBench(): Promise<string> {
       const rows: Step['rows'] = [];
       try {
         for (const [i, s] of sets.entries()) {
-          // A dashboard has asked for the list before: its rows and sets are read (background) first.
+          // A dashboard has asked for the list before, over the days the row's queries cover: its rows,
+          // and its sets of those days' months, are read (background) first.
           const list = s.queries[0]!.listId;
-          for (const warm of ['days=1', 'days=1&workflow_ids=1,2', 'days=1&workflow_ids=1&trigger_id=1']) {
+          const first = s.queries.reduce((min, q) => (q.from < min ? q.from : min), today);
+          const span = `start_date=${first}&stop_date=${today}`;
+          for (const warm of [span, `${span}&workflow_ids=1,2`, `${span}&workflow_ids=1&trigger_id=1`]) {
             await (
               await fetch(`${api.url}/api/1.2/rest/1/${KEY}/automation.stats.json?list_id=${list}&${warm}`)
             ).arrayBuffer();
@@ -455,7 +458,7 @@ function report(steps: Step[]): string {
       ]),
   );
   return [
-    `One store (embedded) filled in steps; ${LISTS.toLocaleString('en-US')} lists drawn by Zipf's law (s = 1: the busiest list ~10% of the records; the median list by records, half of them in busier lists, is rank ${MEDIAN}), ${WORKFLOWS} workflows, ${TRIGGERS} triggers, ${SUBSCRIBERS / 1000}k subscribers, ${DAYS} days in time order, ${DUPLICATES * 100}% duplicates (a recent record sent again). Filled through the pipeline in this process (dedup, dating, day recompute; ${FILL_BATCH.toLocaleString('en-US')}-record writes). At each step the service runs as its own process (\`node --import tsx main.ts\`, default settings) on that store: time to ready; distinct answers (autocannon, ${CONNECTIONS} connections, ${SECONDS} s; each request a query never asked before: a period of the row's length ending anywhere in the loaded days, all workflows / one workflow / 2–5 workflows, a quarter with a trigger), after the list was asked once (its held rows and sets read); its memory (/proc VmRSS, VmHWM: the embedded engine is in the process); a re-dating of the busiest list; then ${PROBE.toLocaleString('en-US')} records of the next chunk through POST /ingest. The engine alone: the same queries' single statements, ${CONNECTIONS} callers on the read connections, in the bench process on the same store. Targets are against the first step.`,
+    `One store (embedded) filled in steps; ${LISTS.toLocaleString('en-US')} lists drawn by Zipf's law (s = 1: the busiest list ~10% of the records; the median list by records, half of them in busier lists, is rank ${MEDIAN}), ${WORKFLOWS} workflows, ${TRIGGERS} triggers, ${SUBSCRIBERS / 1000}k subscribers, ${DAYS} days in time order, ${DUPLICATES * 100}% duplicates (a recent record sent again). Filled through the pipeline in this process (dedup, dating, day recompute; ${FILL_BATCH.toLocaleString('en-US')}-record writes). At each step the service runs as its own process (\`node --import tsx main.ts\`, default settings) on that store: time to ready; distinct answers (autocannon, ${CONNECTIONS} connections, ${SECONDS} s; each request a query never asked before: a period of the row's length ending anywhere in the loaded days, all workflows / one workflow / 2–5 workflows, a quarter with a trigger), after the list was asked once over the days the row's queries cover (its held rows and those days' sets read); its memory (/proc VmRSS, VmHWM: the embedded engine is in the process); a re-dating of the busiest list; then ${PROBE.toLocaleString('en-US')} records of the next chunk through POST /ingest. The engine alone: the same queries' single statements, ${CONNECTIONS} callers on the read connections, in the bench process on the same store. Targets are against the first step.`,
     '',
     `Steps: ${steps.map((s) => `${s.size / 1e6}M sent (${rate(s.stored)} stored; busiest list ${rate(s.busiestRecords)}, median ${rate(s.medianRecords)}; filled at ${rate(s.fill)}/s)`).join('; ')}.`,
     '',

@@ -15,6 +15,7 @@ import type { StatsCache } from './cache.js';
 import {
   dropMonths,
   emptySets,
+  forgetMonths,
   firstAtOrAfter,
   monthDays,
   monthsOf,
@@ -25,11 +26,11 @@ import {
 
 /**
  * What a held subscriber id costs against STATS_MEMORY_ROWS: a day row as objects is ~400 bytes, an id
- * 4 (plus the read's transient JSON, one month at a time): 32 ids count as a row, a margin; a subscriber's
- * dense number (a Map entry, ~40 bytes) counts as 10 ids (docs/operations.md "Memory").
+ * 4 (a Uint32Array entry; a read's transient JSON is one month's): 100 ids count as a row; a subscriber's
+ * dense number (a Map entry, ~50 bytes) counts as 12 ids (docs/operations.md "Memory").
  */
-const IDS_PER_ROW = 32;
-const IDS_PER_SUBSCRIBER = 10;
+const IDS_PER_ROW = 100;
+const IDS_PER_SUBSCRIBER = 12;
 const setsSize = (sets: ListSets | undefined) =>
   sets ? Math.ceil((sets.ids + IDS_PER_SUBSCRIBER * sets.dense.size) / IDS_PER_ROW) : 0;
 
@@ -165,25 +166,26 @@ export class DayRows {
     const key = -2 * listId - 1; // in `loading` beside the rows' reads (list ids are positive)
     if (this.loading.has(key)) return;
     const run = (async () => {
-      const rows = await listSets(
-        this.db,
-        listId,
-        held.gen,
-        monthDays(months[0]!).from,
-        monthDays(months[months.length - 1]!).to,
-      );
-      const now = await this.stillHeld(listId, held);
-      if (!now) return;
-      const sets = await packSets(rows, months, now.sets ?? emptySets());
-      // Packing gave the event loop back: the entry must still be of the version the sets were read at.
-      const after = await this.stillHeld(listId, held);
-      if (!after) return;
-      const fits = () => after.rows + setsSize(sets) <= this.maxRows;
-      if (!dropMonths(sets, new Set(months), fits)) {
-        dropMonths(sets, new Set(), () => false);
-        after.tooManyMonths = Math.min(after.tooManyMonths ?? Infinity, months.length);
+      // A month at a time: the read's transient JSON is one month's, whatever the period.
+      for (const [i, month] of months.entries()) {
+        const { from, to } = monthDays(month);
+        const rows = await listSets(this.db, listId, held.gen, from, to);
+        const now = await this.stillHeld(listId, held);
+        if (!now) return;
+        const sets = await packSets(rows, [month], now.sets ?? emptySets());
+        // Packing gave the event loop back: the entry must still be of the version the sets were read at.
+        const after = await this.stillHeld(listId, held);
+        if (!after) return;
+        const fits = () => after.rows + setsSize(sets) <= this.maxRows;
+        if (!dropMonths(sets, new Set(months.slice(0, i + 1)), fits)) {
+          // The period's months cannot be held together: none of them is kept.
+          forgetMonths(sets, months.slice(0, i + 1));
+          after.tooManyMonths = Math.min(after.tooManyMonths ?? Infinity, months.length);
+          this.held.set(listId, { ...after, sets });
+          return;
+        }
+        this.held.set(listId, { ...after, sets });
       }
-      this.held.set(listId, { ...after, sets });
     })()
       .catch((err: unknown) => this.log.warn({ err, list_id: listId }, 'subscriber sets of a list not held'))
       .finally(() => this.loading.delete(key));

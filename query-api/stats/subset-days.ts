@@ -127,6 +127,15 @@ export async function packSets(
   return into;
 }
 
+/** Takes `months` out of `sets`. */
+export function forgetMonths(sets: ListSets, months: Iterable<string>): void {
+  for (const m of months) {
+    for (const s of sets.months.get(m)?.values() ?? []) sets.ids -= s.subs.length;
+    sets.months.delete(m);
+    sets.used.delete(m);
+  }
+}
+
 /**
  * Takes the least recently asked months out of `sets` until `fits(sets.ids)`, never one of `keep`;
  * whether it fits then.
@@ -141,9 +150,7 @@ export function dropMonths(
     .sort((a, b) => (sets.used.get(a) ?? 0) - (sets.used.get(b) ?? 0));
   for (const m of order) {
     if (fits(sets.ids)) break;
-    for (const s of sets.months.get(m)!.values()) sets.ids -= s.subs.length;
-    sets.months.delete(m);
-    sets.used.delete(m);
+    forgetMonths(sets, [m]);
   }
   return fits(sets.ids);
 }

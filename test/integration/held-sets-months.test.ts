@@ -82,15 +82,25 @@ async function ask(svc: TestService, from: string, to: string, workflowIds: numb
   }
 }
 
-describe("a list's subscriber sets, held by month", () => {
-  let svc: TestService;
-  beforeAll(async () => {
-    svc = await filled();
-    // A dashboard's first ask (all workflows) has the list's day rows read.
+/**
+ * A dashboard's first ask (all workflows) has the list's day rows read; a read during which the list's
+ * version moved is not kept (DayRows), so the ask is repeated until they are held.
+ */
+async function holdRows(svc: TestService): Promise<void> {
+  for (let i = 0; i < 10 && !svc.dayRows!.heldOf(LIST); i++) {
     await svc.call(
       `/api/1.2/rest/${USER}/${KEY}/automation.stats.json?list_id=${LIST}&start_date=2026-06-01&stop_date=2026-09-30`,
     );
     await svc.dayRows!.settled();
+  }
+  expect(svc.dayRows!.heldOf(LIST), "the list's rows are held").toBeDefined();
+}
+
+describe("a list's subscriber sets, held by month", () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await filled();
+    await holdRows(svc);
   });
   afterAll(() => svc?.stop());
 
@@ -121,10 +131,7 @@ describe('held months within STATS_MEMORY_ROWS', () => {
     // The size of the list's rows with one month of sets, measured on a service without a tight limit.
     const probe = await filled();
     try {
-      await probe.call(
-        `/api/1.2/rest/${USER}/${KEY}/automation.stats.json?list_id=${LIST}&start_date=2026-06-01&stop_date=2026-09-30`,
-      );
-      await probe.dayRows!.settled();
+      await holdRows(probe);
       await ask(probe, '2026-07-01', '2026-07-31', [1, 2]);
       await probe.dayRows!.settled();
       expect(probe.dayRows!.heldOf(LIST)?.months).toEqual(['2026-07']);
@@ -139,10 +146,7 @@ describe('held months within STATS_MEMORY_ROWS', () => {
       await probe.stop();
     }
     svc = await filled({ STATS_MEMORY_ROWS: String(limit) });
-    await svc.call(
-      `/api/1.2/rest/${USER}/${KEY}/automation.stats.json?list_id=${LIST}&start_date=2026-06-01&stop_date=2026-09-30`,
-    );
-    await svc.dayRows!.settled();
+    await holdRows(svc);
   });
   afterAll(() => svc?.stop());
 
