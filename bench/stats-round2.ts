@@ -75,7 +75,7 @@ export async function statsRound2(
 
   // Distinct: each request a query never asked before in this process (no answer cache can hold it).
   cache.bumpAll();
-  await warmList(origin, apiBase, settled);
+  await warmList(origin, apiBase, today, settled);
   const distinct = distinctSet(today, 60_000, 2020);
   const c = await cannon(
     origin,
@@ -163,7 +163,7 @@ export async function statsRound2(
     '(what a cached answer cost before repeats were answered in front of Express)',
   ]);
   return [
-    `Distinct answers, cached answers and the mix at ${records} raw records of one list (after the latency table above). Distinct: after a warm-up request of all workflows and one of a subset (the list's rows and sets read), autocannon in a child process, ${DISTINCT_CONNECTIONS} connections, ${SECONDS} s, each request a query never sent before (random 7–120-day periods over all workflows, one workflow or a 2–5-workflow subset, a quarter with a trigger), answer cache on (no answer repeats); the service answers every query from the list's day rows and, for workflow subsets, its subscriber sets held in memory (STATS_MEMORY_ROWS) once they are read (the engine meanwhile, on STATS_READ_CONNECTIONS read connections). The engine rows run the same kind of queries' statements from the bench process for ${SECONDS} s each. Cached: autocannon, ${CACHED_CONNECTIONS} connections, ${SECONDS} s, two rounds each, alternated (service, Express, full path, service, Express, full path), best round of each, against the service (the same URL again and again: a repeat, answered in front of Express, docs/api.md "Answers sent again"), against a bare Express 5 route answering the same bytes, and against the service with every query string written differently (a new unknown param each: the full path to the same cached answer).`,
+    `Distinct answers, cached answers and the mix at ${records} raw records of one list (after the latency table above). Distinct: after warm-up requests of all workflows, then of a subset and a trigger over the list's loaded days (the list's rows, its sets of those months and its pairs read), autocannon in a child process, ${DISTINCT_CONNECTIONS} connections, ${SECONDS} s, each request a query never sent before (random 7–120-day periods over all workflows, one workflow or a 2–5-workflow subset, a quarter with a trigger), answer cache on (no answer repeats); the service answers every query from the list's day rows and, for workflow subsets, its subscriber sets held in memory (STATS_MEMORY_ROWS) once they are read (the engine meanwhile, on STATS_READ_CONNECTIONS read connections). The engine rows run the same kind of queries' statements from the bench process for ${SECONDS} s each. Cached: autocannon, ${CACHED_CONNECTIONS} connections, ${SECONDS} s, two rounds each, alternated (service, Express, full path, service, Express, full path), best round of each, against the service (the same URL again and again: a repeat, answered in front of Express, docs/api.md "Answers sent again"), against a bare Express 5 route answering the same bytes, and against the service with every query string written differently (a new unknown param each: the full path to the same cached answer).`,
     '',
     table(['path', 'measured', 'target', 'verdict'], rows),
   ].join('\n');
