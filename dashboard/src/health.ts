@@ -1,6 +1,7 @@
 import { $, el } from './dom.js';
 import { format2, formatInt } from './format.js';
 import { percent, type Totals } from './totals.js';
+import type { StatsAlert } from './stats.js';
 import type { WorkflowRow } from './workflow-table.js';
 
 /**
@@ -44,11 +45,29 @@ export function healthFlags(rows: readonly WorkflowRow[]): HealthFlag[] {
   return out;
 }
 
-export function renderHealth(rows: readonly WorkflowRow[]): void {
-  const flags = healthFlags(rows);
+/**
+ * The service's alerts for the period (automation.statsTotals `alerts`: spam, bounce and unsubscribe
+ * rates, drops against the previous period, a workflow whose sends stopped, with the list's thresholds)
+ * first, then the page's own flags of the per-workflow table. A workflow the service already flagged as
+ * stopped is not flagged twice.
+ */
+export function renderHealth(rows: readonly WorkflowRow[], alerts: readonly StatsAlert[] = []): void {
+  const stopped = new Set(
+    alerts.filter((a) => a.kind === 'workflow_stopped').map((a) => String(a.workflow_id)),
+  );
+  const flags = healthFlags(rows).filter(
+    (f) => !(stopped.has(String(f.workflowId)) && f.text.includes(': no sends this period')),
+  );
   const box = $('wf-health');
-  box.hidden = flags.length === 0;
+  box.hidden = flags.length === 0 && alerts.length === 0;
   $('wf-health-list').replaceChildren(
+    ...alerts.map((a) =>
+      el('li', a.message, {
+        class: 'alert',
+        'data-alert': a.kind,
+        ...(a.workflow_id !== undefined ? { 'data-workflow': String(a.workflow_id) } : {}),
+      }),
+    ),
     ...flags.map((f) => el('li', f.text, { 'data-workflow': String(f.workflowId) })),
   );
 }

@@ -95,7 +95,9 @@ beforeAll(async () => {
   browser = await launchBrowser({ width: 1440, height: 900 });
   page = browser.page;
   page.on('pageerror', (e) => pageErrors.push(String(e)));
-  await page.goto(`${service.url}/dashboard/`);
+  // These figures are compared with the API's `days=N` (today included): the view with today
+  // (docs/dashboard.md "Choosing what to show"; periods end yesterday unless today is asked for).
+  await page.goto(`${service.url}/dashboard/#today=1`);
   await signInAs(page, USER, KEY);
   await loaded(page);
 }, 300_000);
@@ -130,7 +132,7 @@ describe('money exact to the cent', () => {
     expect(await kpiBefore('revenue-ron')).toContain(`before: ${shown(centsOf(PREVIOUS_DAYS * W1.ron))} RON`);
     expect(await kpiBefore('revenue-eur')).toContain(`before: ${shown(centsOf(PREVIOUS_DAYS * W1.eur))} EUR`);
     // The note under the cards says how money is summed, as it now is.
-    const hint = await page.locator('#totals-hint').innerText();
+    const hint = (await page.locator('#totals-hint').textContent()) ?? '';
     expect(hint).toContain('Money is the period’s exact sum, rounded once');
     expect(hint).not.toContain('daily amounts');
   });

@@ -161,7 +161,9 @@ beforeAll(async () => {
   browser = await launchBrowser();
   page = browser.page;
   page.on('pageerror', (e) => pageErrors.push(String(e)));
-  await page.goto(`${service.url}/dashboard/`);
+  // These figures are compared with the API's `days=N` (today included): the view with today
+  // (docs/dashboard.md "Choosing what to show"; periods end yesterday unless today is asked for).
+  await page.goto(`${service.url}/dashboard/#today=1`);
 }, 300_000);
 
 afterAll(async () => {
@@ -391,7 +393,7 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     expect(await other.locator('[data-kpi="sends"] .kpi-value').innerText()).toBe(sendsBefore);
     expect(other.url()).not.toContain(KEY);
     // A link opened in a tab already signed in: the page follows the address.
-    await other.evaluate(() => (location.hash = '#list=3&period=days:7'));
+    await other.evaluate(() => (location.hash = '#list=3&period=days:7&today=1'));
     await expect.poll(() => other.locator('#period').inputValue()).toBe('days:7');
     await loaded(other);
     expect(await other.locator('#trigger').inputValue()).toBe('');
@@ -402,7 +404,7 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
 
   it('per-workflow table: the days table’s columns in order, sortable, a totals row, changes', async () => {
     await page.click('#sign-out');
-    await page.evaluate(() => history.replaceState(null, '', '#list=1&period=days:30'));
+    await page.evaluate(() => history.replaceState(null, '', '#list=1&period=days:30&today=1'));
     await signInAs(page, DEMO.userId, DEMO.apiKey);
     await expect.poll(() => page.locator('#list-meta').innerText()).toContain('list #1');
     await loaded(page);
