@@ -337,7 +337,7 @@ function showBreakdown(
     grouped,
   };
   renderBreakdown(breakdown);
-  renderHealth(rows, whole.totals.alerts);
+  renderHealth(rows, whole.totals.alerts, { now: whole.totals, before: whole.previous });
   renderWorkflowBars(rows);
   renderRates(breakdown, state.list!.currency);
   status.textContent = [

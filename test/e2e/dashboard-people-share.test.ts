@@ -16,7 +16,7 @@ import { startTestService, type TestService } from '../support/service.js';
  * The dashboard's figures of people and its share links, at 1440×900 and 390×844, on the demo's data:
  * recipients, openers, clickers and buyers (distinct people over the period) as the headline with
  * revenue per recipient and conversion rate, each equal to automation.statsTotals' answer for the same
- * dates; the service's alerts under "Needs a look" (the demo's bounce rate is over 2 %); a share link
+ * dates; the service's alerts under "Needs a look" (the demo's spam complaints are over 0,1 %); a share link
  * made from the page opens that dashboard in that view without a key, and reaches nothing else.
  */
 const TZ = 'Europe/Bucharest';
@@ -139,14 +139,20 @@ describe.each(VIEWPORTS)('at $width×$height ($name)', (vp) => {
     }
   });
 
-  it('the service’s alerts are under "Needs a look": the demo’s bounce rate over 2 %', async () => {
+  it('the service’s alerts are under "Needs a look", as the API answers them (the demo’s spam complaints)', async () => {
     const t = await api('automation.statsTotals', period());
-    const bounce = t.alerts.find((a: any) => a.kind === 'bounce');
-    expect(bounce, JSON.stringify(t.alerts)).toBeDefined();
-    const item = page.locator('#wf-health li[data-alert="bounce"]');
-    expect(await item.innerText()).toBe(bounce.message);
+    // The demo's spam complaints are 0,50 % of its sends (total), over the 0,10 % default. Its bounces
+    // (88 of 4.408 sends (total) on the day this was written: 1,996 %) are not above the 2 % default.
+    const spam = t.alerts.find((a: any) => a.kind === 'spam');
+    expect(spam, JSON.stringify(t.alerts)).toBeDefined();
     expect(await page.locator('#wf-health').isVisible()).toBe(true);
-    expect(await page.locator('#wf-health li[data-alert]').count()).toBe(t.alerts.length);
+    expect(await page.locator('#wf-health li[data-alert="spam"]').innerText()).toBe(spam.message);
+    const shown = await page
+      .locator('#wf-health li[data-alert]')
+      .evaluateAll((lis) =>
+        lis.map((li) => [(li as HTMLElement).dataset.alert, (li as HTMLElement).innerText]),
+      );
+    expect(shown).toEqual(t.alerts.map((a: any) => [a.kind, a.message]));
   });
 
   it('a share link made on the page opens this dashboard in this view, without a key, and nothing else', async () => {
@@ -185,10 +191,17 @@ describe.each(VIEWPORTS)('at $width×$height ($name)', (vp) => {
       // Only the share link's reads: no API 1.2 call, no key anywhere.
       expect(calls.length).toBeGreaterThan(0);
       for (const c of calls) expect(c).toMatch(/^\/api\/share\/[^/]+\/(lists|stats|totals|by-workflow)$/);
-      // Another list through the same link: refused.
+      // Another list through the same link: the link's list is answered, whatever list_id is asked.
       const token = new URLSearchParams(new URL(url).hash.slice(1)).get('share')!;
       const res = await fetch(`${service.url}/api/share/${token}/totals?list_id=2&days=30`);
-      expect(res.status).toBeGreaterThanOrEqual(400);
+      const answer = await res.json();
+      expect(answer.list_id).toBe('1');
+      expect(answer.recipients).toBe(
+        (await api('automation.statsTotals', { list_id: 1, days: 30 })).recipients,
+      );
+      // Nothing but the share reads: no API 1.2 operation with the token.
+      const render = await fetch(`${service.url}/api/share/${token}/templates`);
+      expect(render.status).toBeGreaterThanOrEqual(400);
     } finally {
       await other.close();
     }

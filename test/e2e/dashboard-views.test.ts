@@ -246,10 +246,11 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     await loaded(page);
     expect(await page.locator('[data-kpi="open-rate"] .kpi-change').innerText()).toBe('new (none before)');
     expect(await page.locator('[data-kpi="open-rate"] .kpi-prev').innerText()).toContain('—');
-    // Idle flow sent nothing: its rates are "—", not "0,00".
+    // Idle flow sent nothing: no recipients, so its rates are "—", not "0,00".
     const idle = page.locator('#wf tbody tr[data-key="32"]');
+    expect(await idle.locator('td[data-col="recipients"] .v').innerText()).toBe('0');
     expect(await idle.locator('td[data-col="opens_unique_percent"] .v').innerText()).toBe('—');
-    expect(await idle.locator('td[data-col="purchases_value_aov_ron"] .v').innerText()).toBe('—');
+    expect(await idle.locator('td[data-col="clicks_unique_percent"] .v').innerText()).toBe('—');
   });
 
   it('the date pickers bound the range, and a reversed range is caught before any API call', async () => {
@@ -402,15 +403,29 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     await other.close();
   });
 
-  it('per-workflow table: the days table’s columns in order, sortable, a totals row, changes', async () => {
+  it('per-workflow table: people first, then the counts and money, sortable, a totals row, changes', async () => {
     await page.click('#sign-out');
     await page.evaluate(() => history.replaceState(null, '', '#list=1&period=days:30&today=1'));
     await signInAs(page, DEMO.userId, DEMO.apiKey);
     await expect.poll(() => page.locator('#list-meta').innerText()).toContain('list #1');
     await loaded(page);
-    const dayHeads = await page.locator('#days thead th').allInnerTexts();
+    // The columns of automation.statsByWorkflow (one request for every workflow), in the page's words.
     const wfHeads = (await page.locator('#wf thead th').allInnerTexts()).map((h) => h.replace(/ [▲▼]$/, ''));
-    expect(wfHeads.slice(1)).toEqual(dayHeads.slice(1));
+    expect(wfHeads).toEqual([
+      'Workflow',
+      'Recipients',
+      'Openers',
+      'Clickers',
+      'Buyers',
+      'Open rate % (openers ÷ recipients)',
+      'Click rate % (clickers ÷ recipients)',
+      'Sends (total)',
+      'Opens (total)',
+      'Clicks (total)',
+      'Purchases (total)',
+      'Revenue RON',
+      'Revenue EUR',
+    ]);
     // Headers sit over their cells.
     const aligns = await page.evaluate(() => {
       const heads = [...document.querySelectorAll('#wf thead th')];
@@ -540,7 +555,7 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const lines = bytes.subarray(3).toString('utf8').trimEnd().split('\r\n');
     const header = lines[0]!.split(';');
-    expect(header.slice(0, 3)).toEqual(['Workflow', 'Sends (unique)', 'Sends (total)']);
+    expect(header.slice(0, 3)).toEqual(['Workflow', 'Recipients', 'Openers']);
     expect(header).toContain('Revenue RON');
     // One line per workflow of the list (all shown: none ticked), in the table's order (the sort chosen
     // above), then the total row.
@@ -558,7 +573,10 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
       const sum = (f: string) => rows.reduce((a, r) => a + r[f], 0);
       const at = (h: string) => cells[header.indexOf(h)];
       expect(at('Sends (total)'), cells[0]).toBe(String(sum('sends_total')));
-      expect(at('Sends (unique)'), cells[0]).toBe(String(sum('sends_unique')));
+      expect(at('Recipients'), cells[0]).toBe(String(money.recipients));
+      expect(at('Open rate % (openers ÷ recipients)'), cells[0]).toBe(
+        String(money.opens_unique_percent).replace('.', ','),
+      );
       expect(at('Purchases (total)'), cells[0]).toBe(String(sum('purchase_count')));
       expect(at('Revenue RON'), cells[0]).toBe(String(money.purchases_value_ron).replace('.', ','));
     }
