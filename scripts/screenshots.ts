@@ -200,6 +200,27 @@ try {
   await shot(page, 'desktop-charts', 'section:has(#charts-h)');
   await shot(page, 'desktop-workflows', 'section:has(#wf-h)');
   await shot(page, 'desktop-workflow-bars', 'figure:has(#wf-bars)');
+  await shot(page, 'desktop-needs-a-look', '#wf-health');
+
+  // A share link made on the page (points per week), and what whoever opens it sees, on both widths.
+  await page.selectOption('#chart-group', 'week');
+  await page.click('#share-open');
+  await page.fill('#share-days', '7');
+  await page.click('#share-create');
+  await page.locator('#share-result').waitFor({ state: 'visible' });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await shot(page, 'desktop-share', '#share-panel');
+  const shareUrl = await page.locator('#share-url').inputValue();
+  await page.click('#share-open');
+  await page.selectOption('#chart-group', 'day');
+  const shared = await context.newPage();
+  await shared.goto(shareUrl);
+  await loaded(shared);
+  await shot(shared, 'desktop-shared');
+  await shared.setViewportSize(PHONE);
+  await shared.evaluate(() => window.scrollTo(0, 0));
+  await shot(shared, 'phone-shared');
+  await shared.close();
 
   // The template preview with the demo order.
   await page.selectOption('#tpl-account', DEMO.accountId);

@@ -101,10 +101,14 @@ export async function openShare(token: string): Promise<void> {
     $('app').hidden = true;
     $('signin').hidden = false;
     $('signin-h').textContent = 'This link does not open a dashboard';
+    // The message stays, the sign-in form and its hint go: a link's reader has no key to type.
+    const error = $('signin-error');
+    $('signin-form').before(error);
     show(
-      $('signin-error'),
+      error,
       `${messageOf(err)}. The link may have expired or been revoked: ask whoever sent it for a new one.`,
     );
     $('signin-form').hidden = true;
+    for (const hint of $('signin').querySelectorAll<HTMLElement>(':scope > .hint')) hint.hidden = true;
   }
 }

@@ -91,8 +91,9 @@ export function withExactMoney(t: Totals, money: StatsTotals & PeopleTotals): To
           revenuePerRecipientRonCents: toCents(money.revenue_per_recipient_ron ?? 0),
           revenuePerRecipientEurCents: toCents(money.revenue_per_recipient_eur ?? 0),
           conversionRate: money.conversion_rate_percent ?? 0,
-          openRate: percent(money.openers ?? 0, money.recipients),
-          clickRate: percent(money.clickers ?? 0, money.recipients),
+          // The API's rates of people (docs/api.md "automation.statsTotals": openers ÷ recipients).
+          openRate: money.opens_unique_percent,
+          clickRate: money.clicks_unique_percent,
         }
       : undefined;
   return {

@@ -208,6 +208,22 @@ describe.each(VIEWPORTS)('at $width×$height ($name)', (vp) => {
     await page.selectOption('#chart-group', 'day');
   });
 
+  it('a link that is not valid (unknown, revoked, expired: one answer) says so, and shows no figures', async () => {
+    const other = await browser.context.newPage();
+    try {
+      await other.goto(`${service.url}/dashboard/#share=${'A'.repeat(43)}`);
+      await other.locator('#signin-error').waitFor({ state: 'visible' });
+      expect(await other.locator('#signin-h').innerText()).toBe('This link does not open a dashboard');
+      const text = await other.locator('#signin-error').innerText();
+      expect(text).toContain('This share link is not valid (unknown, revoked or expired)');
+      expect(text).toContain('ask whoever sent it for a new one');
+      expect(await other.locator('#signin-form').isVisible()).toBe(false);
+      expect(await other.locator('#app').isVisible()).toBe(false);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('no script errors', () => {
     expect(pageErrors).toEqual([]);
   });
