@@ -14,6 +14,8 @@ import type { WorkflowRow } from './workflow-table.js';
  */
 const STEP_JUMP_POINTS = 10;
 const MIN_FAILURES = 3;
+/** Stopped workflows listed one by one; more fold under one line. */
+const MAX_STOPPED_SHOWN = 5;
 
 const failed = (t: Totals) => t.counts.events_failed + t.counts.conditions_failed + t.counts.actions_failed;
 const steps = (t: Totals) => failed(t) + t.counts.events_ok + t.counts.conditions_ok + t.counts.actions_ok;
@@ -80,14 +82,30 @@ export function renderHealth(
   );
   const box = $('wf-health');
   box.hidden = flags.length === 0 && alerts.length === 0;
+  const item = (a: StatsAlert) =>
+    el('li', a.message, {
+      class: 'alert',
+      'data-alert': a.kind,
+      ...(a.workflow_id !== undefined ? { 'data-workflow': String(a.workflow_id) } : {}),
+    });
+  // Many stopped workflows (a list whose flows send every few days) would push the table off the
+  // screen: the first few stay in view, the others fold under one line that counts them.
+  const quiet = alerts.filter((a) => a.kind === 'workflow_stopped');
+  const folded = quiet.length > MAX_STOPPED_SHOWN ? quiet.slice(MAX_STOPPED_SHOWN - 1) : [];
+  const items: HTMLElement[] = alerts.filter((a) => !folded.includes(a)).map(item);
+  if (folded.length > 0) {
+    const more = el('details', undefined, { class: 'health-more' });
+    more.append(
+      el('summary', `${folded.length} more workflows sent nothing in the last ${folded[0]!.threshold} days`),
+      el('ul', undefined),
+    );
+    more.querySelector('ul')!.append(...folded.map(item));
+    const li = el('li', undefined, { class: 'alert' });
+    li.append(more);
+    items.push(li);
+  }
   $('wf-health-list').replaceChildren(
-    ...alerts.map((a) =>
-      el('li', a.message, {
-        class: 'alert',
-        'data-alert': a.kind,
-        ...(a.workflow_id !== undefined ? { 'data-workflow': String(a.workflow_id) } : {}),
-      }),
-    ),
+    ...items,
     ...flags.map((f) =>
       el(
         'li',

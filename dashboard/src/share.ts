@@ -49,7 +49,7 @@ export async function createShare(): Promise<void> {
     const url = new URL(withView(made.url), location.href).href;
     $<HTMLInputElement>('share-url').value = url;
     $('share-expires').textContent =
-      `Works until ${made.expires_at}${ids.length ? `, for the ${ids.length} workflow${ids.length === 1 ? '' : 's'} ticked` : ', for every workflow of the list'}.`;
+      `Works until ${made.expires_at.slice(0, 16).replace('T', ' ')} UTC${ids.length ? `, for the ${ids.length} workflow${ids.length === 1 ? '' : 's'} ticked` : ', for every workflow of the list'}.`;
     $('share-result').hidden = false;
   } catch (err) {
     show($('share-error'), messageOf(err));
