@@ -159,7 +159,8 @@ async function ingestSamples(): Promise<void> {
 
 const loaded = (page: Page) =>
   page.waitForFunction(() => document.getElementById('app')?.dataset.state === 'loaded', null, {
-    timeout: 60_000,
+    // A loaded machine takes its time over 690 days of 50 workflows.
+    timeout: 300_000,
   });
 
 async function signIn(page: Page, user: number, key: string, hash = ''): Promise<void> {
@@ -188,7 +189,7 @@ const context = await chromium.launchPersistentContext(profile, {
 try {
   await ingestSamples();
   const page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(60_000);
+  page.setDefaultTimeout(300_000);
 
   // Desktop, the demo shop: the first screen, the charts, the per-workflow table.
   await page.goto(`${base}/dashboard/`);
@@ -198,6 +199,28 @@ try {
   await shot(page, 'desktop-overview');
   await shot(page, 'desktop-charts', 'section:has(#charts-h)');
   await shot(page, 'desktop-workflows', 'section:has(#wf-h)');
+  await shot(page, 'desktop-workflow-bars', 'figure:has(#wf-bars)');
+  await shot(page, 'desktop-needs-a-look', '#wf-health');
+
+  // A share link made on the page (points per week), and what whoever opens it sees, on both widths.
+  await page.selectOption('#chart-group', 'week');
+  await page.click('#share-open');
+  await page.fill('#share-days', '7');
+  await page.click('#share-create');
+  await page.locator('#share-result').waitFor({ state: 'visible' });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await shot(page, 'desktop-share', '#share-panel');
+  const shareUrl = await page.locator('#share-url').inputValue();
+  await page.click('#share-open');
+  await page.selectOption('#chart-group', 'day');
+  const shared = await context.newPage();
+  await shared.goto(shareUrl);
+  await loaded(shared);
+  await shot(shared, 'desktop-shared');
+  await shared.setViewportSize(PHONE);
+  await shared.evaluate(() => window.scrollTo(0, 0));
+  await shot(shared, 'phone-shared');
+  await shared.close();
 
   // The template preview with the demo order.
   await page.selectOption('#tpl-account', DEMO.accountId);
@@ -239,6 +262,12 @@ try {
   await signIn(page, DEMO.userId, DEMO.apiKey, '#list=1&period=days:30');
   await page.evaluate(() => window.scrollTo(0, 0));
   await shot(page, 'phone-overview');
+  // The filters folded into one line open with "Change".
+  await page.click('#filters-toggle');
+  await shot(page, 'phone-filters');
+  await page.click('#filters-toggle');
+  await page.evaluate(() => document.getElementById('wf-bars')!.closest('figure')!.scrollIntoView());
+  await shot(page, 'phone-workflow-bars');
   await page.locator('#totals-h').scrollIntoViewIfNeeded();
   await page.evaluate(() => document.getElementById('totals-h')!.scrollIntoView());
   await shot(page, 'phone-totals');

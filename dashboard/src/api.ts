@@ -5,6 +5,11 @@
 export interface Session {
   userId: string;
   apiKey: string;
+  /**
+   * A share link's token (docs/dashboard.md "Sharing"): the page then reads one list's figures from
+   * `/api/share/<token>/…` with GET, without user id or key.
+   */
+  shareToken?: string;
 }
 
 /** The API's error object as it came, or a network failure (code 0). */
@@ -48,6 +53,40 @@ export interface TemplateVariables {
 
 const base = '/api/1.2/rest';
 
+/** What a share link answers, by the operation the page would call when signed in. */
+const SHARE_PATHS: Record<string, string> = {
+  'list.all': 'lists',
+  'automation.stats': 'stats',
+  'automation.statsTotals': 'totals',
+  'automation.statsByWorkflow': 'by-workflow',
+};
+
+/** A share link's query: the operation's params, workflow ids comma-separated. */
+function shareQuery(params: object): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params))
+    if (v !== undefined) q.set(k, Array.isArray(v) ? v.join(',') : String(v));
+  const text = q.toString().replace(/%2C/g, ',');
+  return text ? `?${text}` : '';
+}
+
+/** The answer of a share link's read, or the empty answer for what a share link does not offer. */
+async function shareCall<T>(token: string, operation: string, params: object): Promise<T> {
+  const path = SHARE_PATHS[operation];
+  // No catalog, template or render through a share link: the page shows no preview and takes the
+  // workflows' names from the figures.
+  if (!path) return [] as T;
+  const url = `/api/share/${encodeURIComponent(token)}/${path}${path === 'lists' ? '' : shareQuery(params)}`;
+  return answerOf<T>(() =>
+    fetch(url, {
+      headers: { accept: 'application/json' },
+      cache: 'no-store',
+      credentials: 'omit',
+      referrerPolicy: 'no-referrer',
+    }),
+  );
+}
+
 /**
  * `part: 'breakdown'` marks one of the many per-workflow calls of a view, which the service logs at debug
  * when answered (docs/operations.md "Logs"), so one view writes a handful of info lines, not a hundred.
@@ -58,10 +97,10 @@ export async function callApi<T>(
   params: object = {},
   part?: 'breakdown',
 ): Promise<T> {
+  if (session.shareToken) return shareCall<T>(session.shareToken, operation, params);
   const url = `${base}/${encodeURIComponent(session.userId)}/${encodeURIComponent(session.apiKey)}/${operation}.json`;
-  let res: Response;
-  try {
-    res = await fetch(url, {
+  return answerOf<T>(() =>
+    fetch(url, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -72,7 +111,15 @@ export async function callApi<T>(
       cache: 'no-store',
       credentials: 'omit',
       referrerPolicy: 'no-referrer',
-    });
+    }),
+  );
+}
+
+/** The API's answer: its JSON, or its error object as an ApiError. */
+async function answerOf<T>(send: () => Promise<Response>): Promise<T> {
+  let res: Response;
+  try {
+    res = await send();
   } catch (err) {
     throw new ApiError(`The service did not answer: ${(err as Error).message}`, 0, 0);
   }

@@ -7,9 +7,40 @@ import type { Totals } from './totals.js';
  * count, everywhere on the page: "(unique)" is distinct subscribers per day (over a period, the sum of
  * the days'), "(total)" is records; a rate names what it divides (docs/dashboard.md "Figures").
  */
-export type Column = (typeof DAY_COLUMNS)[number];
+export type DayColumn = (typeof DAY_COLUMNS)[number];
+
+/** Distinct people over the period (automation.statsTotals, automation.statsByWorkflow). */
+export const PEOPLE_COLUMNS = ['recipients', 'openers', 'clickers', 'buyers'] as const;
+export type PeopleColumn = (typeof PEOPLE_COLUMNS)[number];
+export type Column = DayColumn | PeopleColumn;
+
+/**
+ * The per-workflow table's columns when its rows come from automation.statsByWorkflow (one request for
+ * every workflow): people first, then the counts of records and the money it answers.
+ */
+export const GROUPED_COLUMNS: readonly Column[] = [
+  ...PEOPLE_COLUMNS,
+  'opens_unique_percent',
+  'clicks_unique_percent',
+  'sends_total',
+  'opens_total',
+  'clicks_total',
+  'purchase_count',
+  'purchases_value_ron',
+  'purchases_value_eur',
+];
+
+/** Headers of the columns that read otherwise when counted in people. */
+export const PEOPLE_HEADERS: Partial<Record<Column, string>> = {
+  opens_unique_percent: 'Open rate % (openers ÷ recipients)',
+  clicks_unique_percent: 'Click rate % (clickers ÷ recipients)',
+};
 
 export const COLUMN_HEADERS: Record<Column, string> = {
+  recipients: 'Recipients',
+  openers: 'Openers',
+  clickers: 'Clickers',
+  buyers: 'Buyers',
   sends_unique: 'Sends (unique)',
   sends_total: 'Sends (total)',
   opens_unique: 'Opens (unique)',
@@ -48,10 +79,19 @@ export function kindOf(c: Column): ColumnKind {
  * has nothing to divide by (a rate without sends, an AOV without purchases).
  */
 export function totalsValue(t: Totals, c: Column): number | null {
+  const people = t.people;
   switch (c) {
+    case 'recipients':
+    case 'openers':
+    case 'clickers':
+    case 'buyers':
+      return people ? people[c] : null;
+    // Counted in people where the answer has them (openers ÷ recipients), else in the days' uniques.
     case 'opens_unique_percent':
+      if (people) return people.recipients === 0 ? null : people.openRate;
       return t.counts.sends_unique === 0 ? null : t.openRate;
     case 'clicks_unique_percent':
+      if (people) return people.recipients === 0 ? null : people.clickRate;
       return t.counts.sends_unique === 0 ? null : t.clickRate;
     case 'purchases_value_ron':
       return t.revenueRonCents;

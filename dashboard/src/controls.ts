@@ -1,12 +1,19 @@
 import { $ } from './dom.js';
-import { isDate, resolvePreset, todayIn, type Preset } from './period.js';
+import { isDate, resolvePreset, todayIn, type PeriodOptions, type Preset } from './period.js';
 import { state } from './state.js';
 
 /** What the filter form asks for: the period, the workflows ticked, the trigger typed. */
 export function currentPreset(): Preset {
   const v = $<HTMLSelectElement>('period').value;
   if (v.startsWith('days:')) return { kind: 'days', days: Number(v.slice(5)) };
-  if (v === 'this-month' || v === 'last-month') return { kind: v };
+  if (
+    v === 'today' ||
+    v === 'this-month' ||
+    v === 'last-month' ||
+    v === 'last-12-months' ||
+    v === 'year-to-date'
+  )
+    return { kind: v };
   return {
     kind: 'custom',
     start: $<HTMLInputElement>('start').value,
@@ -14,9 +21,26 @@ export function currentPreset(): Preset {
   };
 }
 
-/** Shows the date inputs for a custom range, prefilled with the last 30 days so the range is never empty. */
+/** Periods that run up to now, which end yesterday unless "Include today" is ticked. */
+const ROLLING = /^(days:\d+|this-month|year-to-date)$/;
+
+/** "Include today" and the comparison picked. */
+export function periodOptions(): PeriodOptions {
+  const rolling = ROLLING.test($<HTMLSelectElement>('period').value);
+  return {
+    includeToday: rolling && $<HTMLInputElement>('include-today').checked,
+    compare: $<HTMLSelectElement>('compare').value === 'year' ? 'year' : 'previous',
+  };
+}
+
+/**
+ * Shows the date inputs for a custom range, prefilled with the last 30 days so the range is never empty,
+ * and "Include today" for the periods that run up to now.
+ */
 export function showCustomInputs(): void {
-  const custom = $<HTMLSelectElement>('period').value === 'custom';
+  const period = $<HTMLSelectElement>('period').value;
+  const custom = period === 'custom';
+  $('include-today-label').hidden = !ROLLING.test(period);
   for (const l of document.querySelectorAll<HTMLElement>('.filters .custom')) l.hidden = !custom;
   if (custom && state.list) {
     const start = $<HTMLInputElement>('start');

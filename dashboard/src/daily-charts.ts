@@ -1,10 +1,10 @@
-import { clearChart, drawChart, PALETTE, type SeriesSpec } from './charts.js';
+import { drawChart, PALETTE, type SeriesSpec } from './charts.js';
 import { state } from './state.js';
 import type { WorkflowRow } from './workflow-table.js';
 import { currenciesOf, type Reported } from './currency.js';
 import { aovSeries, countSeries, frameOf, rateSeries, xsOf, type DailyFrame } from './daily.js';
 import { defaultGrouping, groupFrame, type Grouping } from './grouping.js';
-import { $ } from './dom.js';
+import { $, el } from './dom.js';
 import { format2, formatCents, formatInt } from './format.js';
 import type { StatsRecord } from './stats.js';
 import type { Totals } from './totals.js';
@@ -57,6 +57,9 @@ export function moneyCurrency(listCurrency: string): Reported {
     picker.value = main;
     picker.dataset.list = listCurrency;
   }
+  // A currency from the page's address, once.
+  if (state.pending.money === main || state.pending.money === other) picker.value = state.pending.money;
+  delete state.pending.money;
   return picker.value === other ? other : main;
 }
 
@@ -67,57 +70,101 @@ export function moneyCurrency(listCurrency: string): Reported {
 function grouping(from: string, to: string, days: number): Grouping {
   const picker = $<HTMLSelectElement>('chart-group');
   const period = `${from}/${to}`;
-  if (picker.dataset.period !== period) {
+  const wanted = state.pending.points;
+  if (wanted === 'day' || wanted === 'week' || wanted === 'month') {
+    // Points from the page's address, once: kept as if picked.
+    picker.value = wanted;
+    picker.dataset.period = period;
+    picker.dataset.chosen = 'true';
+  } else if (picker.dataset.period !== period) {
     picker.value = defaultGrouping(days);
     picker.dataset.period = period;
+    delete picker.dataset.chosen;
   }
+  delete state.pending.points;
   return picker.value === 'week' || picker.value === 'month' ? picker.value : 'day';
+}
+
+/** Chart titles name the points shown: "per day", "per week", "per month". */
+function captionsFor(by: Grouping): void {
+  const per = `per ${by}`;
+  $('cap-activity').textContent = `Sends, opens, clicks (unique subscribers ${per})`;
+  $('cap-rates').textContent = `Open and click rate ${per} (% of unique sends)`;
+  $('cap-revenue').textContent = `Revenue ${per} (in the currency picked above, from 0)`;
+  $('cap-aov').textContent = `Average order value ${per} (from 0)`;
 }
 
 /** The charts again in the currency or grouping picked (the figures are those already shown). */
 export function redrawMoney(): void {
   if (last) renderCharts(last.now, last.before, last.currency);
-  if (lastLines) renderWorkflowLines(...lastLines);
+  if (lastBars) renderWorkflowBars(lastBars);
 }
 
-/** At most this many workflows side by side: more lines than colours told apart read as noise. */
-const MAX_LINES = 8;
-const LINE_COLOURS = Object.values(PALETTE);
-let lastLines: Parameters<typeof renderWorkflowLines> | undefined;
+/** At most this many workflows side by side: the rest are in the table below. */
+const MAX_BARS = 10;
+let lastBars: WorkflowRow[] | undefined;
+
+export type BarMeasure = 'sends' | 'revenue' | 'purchases';
+
+export const barMeasure = (): BarMeasure => {
+  const v = $<HTMLSelectElement>('wf-bars-measure').value;
+  return v === 'revenue' || v === 'purchases' ? v : 'sends';
+};
 
 /**
- * Workflows side by side over time: unique sends per point of each workflow — the ticked ones (up to 8),
- * else the 5 with the most sends (total) — from the same per-workflow answers as the table.
+ * Workflows side by side, readable at any width: one bar per workflow of its total over the period —
+ * sends (total), revenue in the currency picked for the charts, or purchases — biggest first, the ticked
+ * ones or the 10 biggest; from the same per-workflow answers as the table.
  */
-export function renderWorkflowLines(rows: WorkflowRow[], from: string, to: string): void {
-  lastLines = [rows, from, to];
-  const ticked = rows.length <= MAX_LINES && rows.length < state.workflows.length;
-  const chosen = ticked
-    ? rows
-    : [...rows].sort((a, b) => b.totals.counts.sends_total - a.totals.counts.sends_total).slice(0, 5);
-  $('chart-workflows-which').textContent = ticked
-    ? 'the workflows ticked'
-    : `the ${chosen.length} with the most sends (total); tick up to ${MAX_LINES} to compare others`;
-  const by = $<HTMLSelectElement>('chart-group').value as Grouping;
-  const frames = chosen.map((r) => groupFrame(frameOf(r.records ?? [], from, to), by));
-  if (frames.length === 0) return clearChart($('chart-workflows'));
-  drawChart(
-    $('chart-workflows'),
-    xsOf(frames[0]!),
-    chosen.map((r, i) => ({
-      label: `${r.workflow.name || 'Workflow'} (#${r.workflow.workflow_id})`,
-      color: LINE_COLOURS[i % LINE_COLOURS.length]!,
-      values: countSeries(frames[i]!, 'sends_unique'),
-      summary: total(r.totals.counts.sends_unique),
-    })),
-    'count',
+export function renderWorkflowBars(rows: WorkflowRow[]): void {
+  lastBars = rows;
+  const measure = barMeasure();
+  const money = moneyCurrency(state.list?.currency ?? 'RON');
+  const valueOf = (r: WorkflowRow) =>
+    measure === 'revenue'
+      ? revenueCents(r.totals, money)
+      : measure === 'purchases'
+        ? r.totals.counts.purchase_count
+        : r.totals.counts.sends_total;
+  const text = (v: number) => (measure === 'revenue' ? `${formatCents(v)} ${money}` : formatInt(v));
+  const ranked = [...rows].sort((a, b) => valueOf(b) - valueOf(a));
+  const chosen = ranked.slice(0, MAX_BARS);
+  const top = Math.max(1, ...chosen.map(valueOf));
+  $('wf-bars').replaceChildren(
+    ...chosen.map((r) => {
+      const v = valueOf(r);
+      const li = el('li', undefined, {
+        class: 'bar',
+        'data-workflow': String(r.workflow.workflow_id),
+        'data-value': String(v),
+      });
+      const name = `${r.workflow.name || 'Workflow'} (#${r.workflow.workflow_id})`;
+      li.append(el('span', name, { class: 'bar-name', title: name }));
+      const track = el('span', undefined, { class: 'bar-track' });
+      const fill = el('span', undefined, { class: 'bar-fill' });
+      fill.style.width = `${((100 * v) / top).toFixed(2)}%`;
+      track.append(fill);
+      li.append(track, el('span', text(v), { class: 'bar-value' }));
+      return li;
+    }),
   );
+  $('wf-bars-which').textContent =
+    rows.length > chosen.length
+      ? `The ${chosen.length} biggest of ${rows.length} workflows; all are in the table below.`
+      : '';
+}
+
+export function clearWorkflowBars(): void {
+  lastBars = undefined;
+  $('wf-bars').replaceChildren();
+  $('wf-bars-which').textContent = '';
 }
 
 export function renderCharts(now: ChartPeriod, before: ChartPeriod | undefined, currency: string): void {
   last = { now, before, currency };
   const days = frameOf(now.records, now.from, now.to);
   const by = grouping(now.from, now.to, days.dates.length);
+  captionsFor(by);
   $('charts-group-note').textContent =
     by === 'day'
       ? 'One point per day.'

@@ -1,11 +1,11 @@
-import { currentPreset } from './controls.js';
+import { currentPreset, periodOptions } from './controls.js';
 import { COLUMN_HEADERS, kindOf, totalsValue } from './columns.js';
 import { toCsv, toSpreadsheetCsv, type Cell } from './csv.js';
 import { el } from './dom.js';
 import { resolvePreset, todayIn } from './period.js';
 import { state } from './state.js';
 import { DAY_COLUMNS, type StatsRecord } from './stats.js';
-import { shownRows, TABLE_HEADINGS, type ShownRow } from './workflow-table.js';
+import { shownColumns, shownRows, tableHeadings, type ShownRow } from './workflow-table.js';
 
 /** CSV downloads of the two tables. */
 function download(name: string, csv: string): void {
@@ -18,7 +18,7 @@ function download(name: string, csv: string): void {
 }
 
 function fileStem(): string {
-  const p = resolvePreset(currentPreset(), todayIn(state.list!.timezone));
+  const p = resolvePreset(currentPreset(), todayIn(state.list!.timezone), periodOptions());
   return `mailstats-list${state.list!.list_id}-${p.from}_${p.to}`;
 }
 
@@ -42,7 +42,7 @@ export function exportDaysSpreadsheet(): void {
 function workflowCells(r: ShownRow): Cell[] {
   return [
     r.name,
-    ...DAY_COLUMNS.map((c): Cell => {
+    ...shownColumns().map((c): Cell => {
       const v = r.noRates && kindOf(c) === 'rate' ? null : totalsValue(r.totals, c);
       if (v === null) return '';
       return kindOf(c) === 'money' || kindOf(c) === 'aov' ? v / 100 : v;
@@ -52,13 +52,13 @@ function workflowCells(r: ShownRow): Cell[] {
 
 /** The per-workflow table as on screen: its headings, its columns in order, its rows (total row last). */
 export function exportWorkflows(): void {
-  download(`${fileStem()}-workflows.csv`, toCsv(TABLE_HEADINGS, shownRows().map(workflowCells)));
+  download(`${fileStem()}-workflows.csv`, toCsv(tableHeadings(), shownRows().map(workflowCells)));
 }
 
 /** The same, for a spreadsheet in a Romanian locale. */
 export function exportWorkflowsSpreadsheet(): void {
   download(
     `${fileStem()}-workflows-excel-ro.csv`,
-    toSpreadsheetCsv(TABLE_HEADINGS, shownRows().map(workflowCells)),
+    toSpreadsheetCsv(tableHeadings(), shownRows().map(workflowCells)),
   );
 }

@@ -7,6 +7,8 @@ import { messageOf } from './dom.js';
 import { state } from './state.js';
 import { renderAccountChoices } from './templates.js';
 import type { View } from './url-state.js';
+import { setRankText } from './rates-table.js';
+import { setSortText } from './workflow-table.js';
 
 /** The list chosen, and its workflows to tick; a view from the page's address applied on top. */
 /** `view`: the filters to apply after a sign-in (from the page's address); a list change keeps them. */
@@ -16,16 +18,31 @@ export async function selectList(listId: string, view?: View): Promise<void> {
   state.list = list;
   $<HTMLSelectElement>('list').value = list.list_id;
   const meta = $('list-meta');
-  meta.textContent = `${list.list_name} · list #${list.list_id} · time zone ${list.timezone} · currency ${list.currency}`;
+  // Short on a phone (the words in .long are left out there): "Demo Shop · #1 · Europe/Bucharest · RON".
+  meta.replaceChildren(
+    state.share ? 'Shared, read-only · ' : '',
+    `${list.list_name} · `,
+    el('span', 'list ', { class: 'long' }),
+    `#${list.list_id} · `,
+    el('span', 'time zone ', { class: 'long' }),
+    `${list.timezone} · `,
+    el('span', 'currency ', { class: 'long' }),
+    list.currency,
+  );
   meta.hidden = false;
   const seq = ++state.seq;
   setStatus('Loading the list…', true);
   setState('loading');
   try {
-    const [workflows, accounts] = await Promise.all([
-      callApi<WorkflowEntry[]>(state.session, 'automation.workflows', { list_id: Number(list.list_id) }),
-      callApi<AccountEntry[]>(state.session, 'transactional.templates', { list_id: Number(list.list_id) }),
-    ]);
+    // A share link has no catalog: its workflows come with it (share.ts).
+    const [workflows, accounts] = state.share
+      ? [state.share.workflows ?? [], []]
+      : await Promise.all([
+          callApi<WorkflowEntry[]>(state.session, 'automation.workflows', { list_id: Number(list.list_id) }),
+          callApi<AccountEntry[]>(state.session, 'transactional.templates', {
+            list_id: Number(list.list_id),
+          }),
+        ]);
     if (seq !== state.seq) return;
     state.workflows = workflows;
     state.accounts = accounts;
@@ -51,6 +68,13 @@ export async function selectList(listId: string, view?: View): Promise<void> {
 function applyView(v: View): void {
   const period = $<HTMLSelectElement>('period');
   period.value = v.period && [...period.options].some((o) => o.value === v.period) ? v.period : 'days:30';
+  $<HTMLInputElement>('include-today').checked = v.today === true;
+  $<HTMLSelectElement>('compare').value = v.compare === 'year' ? 'year' : 'previous';
+  $<HTMLSelectElement>('wf-bars-measure').value =
+    v.bars === 'revenue' || v.bars === 'purchases' ? v.bars : 'sends';
+  state.pending = { points: v.points, money: v.money };
+  setSortText(v.sort);
+  setRankText(v.rank);
   $<HTMLInputElement>('start').value = v.period === 'custom' ? (v.from ?? '') : '';
   $<HTMLInputElement>('stop').value = v.period === 'custom' ? (v.to ?? '') : '';
   showCustomInputs();

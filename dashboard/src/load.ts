@@ -1,15 +1,21 @@
-import { callApi, type Session } from './api.js';
-import { currentPreset, filterProblem, selectedWorkflowIds, triggerParam, triggerText } from './controls.js';
-import { renderCharts, renderWorkflowLines } from './daily-charts.js';
+import { ApiError, callApi, type Session, type WorkflowEntry } from './api.js';
+import {
+  currentPreset,
+  filterProblem,
+  periodOptions,
+  selectedWorkflowIds,
+  triggerParam,
+} from './controls.js';
+import { renderCharts, renderWorkflowBars } from './daily-charts.js';
 import { renderDays } from './days-table.js';
 import { $, messageOf } from './dom.js';
 import { periodText, renderTotals } from './kpis.js';
 import { isComparable, resolvePreset, todayIn, type ResolvedPeriod } from './period.js';
 import { markLoading, setState, setStatus, showEmpty, showFailure, showFigures } from './results.js';
 import { state } from './state.js';
-import type { StatsRecord, StatsTotals } from './stats.js';
-import { minus, totalsOf, withExactMoney, type Totals } from './totals.js';
-import { writeView } from './url-state.js';
+import type { StatsRecord, StatsTotals, WorkflowStatsRow } from './stats.js';
+import { minus, sumOfPartial, totalsOf, totalsOfGrouped, withExactMoney, type Totals } from './totals.js';
+import { saveView } from './view.js';
 import { clearHealth, renderHealth } from './health.js';
 import { clearRates, renderRates } from './rates-table.js';
 import { clearBreakdown, renderBreakdown, type Figures, type WorkflowRow } from './workflow-table.js';
@@ -56,14 +62,7 @@ export async function reload(): Promise<void> {
   const seq = ++state.seq;
   const preset = currentPreset();
   const ids = selectedWorkflowIds();
-  writeView({
-    list: list.list_id,
-    period: $<HTMLSelectElement>('period').value,
-    from: preset.kind === 'custom' ? preset.start : undefined,
-    to: preset.kind === 'custom' ? preset.stop : undefined,
-    workflows: ids,
-    trigger: triggerText(),
-  });
+  saveView();
   for (const id of ['export-days', 'export-days-ro', 'export-workflows', 'export-workflows-ro'])
     $<HTMLButtonElement>(id).disabled = true;
   const problem =
@@ -75,7 +74,7 @@ export async function reload(): Promise<void> {
     showFailure(problem, undefined);
     return;
   }
-  const period = resolvePreset(preset, todayIn(list.timezone));
+  const period = resolvePreset(preset, todayIn(list.timezone), periodOptions());
   const comparable = isComparable(period);
   const line = periodText(period, comparable);
   const common: Common = {
@@ -105,8 +104,24 @@ export async function reload(): Promise<void> {
             }),
           )
         : undefined;
+      // A period that ends yesterday on a list whose first records came today: say where they are.
+      const today = todayIn(list.timezone);
+      const opts = periodOptions();
+      const todayHas =
+        period.to < today && !opts.includeToday && $('include-today-label').hidden === false
+          ? (
+              await callApi<StatsRecord[]>(session, 'automation.stats', {
+                ...common,
+                start_date: today,
+                stop_date: today,
+              })
+            ).length > 0
+          : false;
       if (seq !== state.seq) return;
       showEmpty(line, `${period.from} – ${period.to}`, filters, unfiltered?.days ?? 0);
+      if (todayHas)
+        $('empty-text').textContent +=
+          ' Today has activity already: tick “Include today” (under Change on a phone) to see it.';
       return;
     }
     const totals = now.totals;
@@ -235,9 +250,31 @@ async function loadBreakdown(
   clearBreakdown();
   clearRates();
   clearHealth();
-  let done = 0;
   let failed: unknown;
   status.textContent = workflows.length ? `Loading ${workflows.length} workflows…` : 'No workflows to show.';
+  // One request per period for every workflow, where the service answers it.
+  let grouped: Grouped | undefined;
+  try {
+    grouped = await groupedOf(session, period, comparable, common);
+  } catch (err) {
+    failed = err;
+  }
+  if (seq !== state.seq) return;
+  if (grouped || failed !== undefined) {
+    const built = grouped ? groupedRows(grouped, workflows, ids.size === 0) : { rows: [], other: undefined };
+    return showBreakdown(
+      seq,
+      days,
+      whole,
+      workflows,
+      built.rows,
+      { other: built.other },
+      failed,
+      ids.size,
+      true,
+    );
+  }
+  let done = 0;
   let next = 0;
   const worker = async () => {
     while (next < workflows.length && seq === state.seq && failed === undefined) {
@@ -268,6 +305,23 @@ async function loadBreakdown(
     }
     if (seq !== state.seq) return;
   }
+  showBreakdown(seq, days, whole, workflows, rows, other, failed, ids.size, false);
+}
+
+/** The per-workflow table, the bars, "Needs a look" and the ranked rates, once their figures are in. */
+function showBreakdown(
+  seq: number,
+  days: number,
+  whole: Figures,
+  workflows: WorkflowEntry[],
+  rows: WorkflowRow[],
+  other: { other?: Figures; note?: string },
+  failed: unknown,
+  ticked: number,
+  grouped: boolean,
+): void {
+  if (seq !== state.seq) return;
+  const status = $('wf-status');
   setStatus(`Loaded ${days} day${days === 1 ? '' : 's'} with activity.`, false);
   if (failed !== undefined) {
     status.textContent = `Per-workflow figures failed: ${messageOf(failed)}`;
@@ -279,21 +333,104 @@ async function loadBreakdown(
     other: other.other,
     otherNote: other.note,
     all: whole,
-    allLabel: ids.size > 0 ? 'All shown workflows, together' : 'All workflows of the list, together',
+    allLabel: ticked > 0 ? 'All shown workflows, together' : 'All workflows of the list, together',
+    grouped,
   };
   renderBreakdown(breakdown);
-  renderHealth(rows);
-  renderWorkflowLines(rows, period.from, period.to);
+  renderHealth(rows, whole.totals.alerts, { now: whole.totals, before: whole.previous });
+  renderWorkflowBars(rows);
   renderRates(breakdown, state.list!.currency);
   status.textContent = [
     workflows.length ? `${workflows.length} workflows.` : 'No workflows in the catalog.',
     other.other ? 'Part of the activity is of workflows the catalog does not name: “Other workflows”.' : '',
     other.note ?? '',
-    'The last row is the API’s answer for these workflows as one query: a subscriber that two workflows reached on a day is one unique send in it, so unique columns are not the sum of the rows.',
+    grouped
+      ? 'The last row is the API’s answer for these workflows as one query: a person two workflows reached is one recipient in it, so the people columns are not the sum of the rows.'
+      : 'The last row is the API’s answer for these workflows as one query: a subscriber that two workflows reached on a day is one unique send in it, so unique columns are not the sum of the rows.',
   ]
     .filter(Boolean)
     .join(' ');
   $<HTMLButtonElement>('export-workflows').disabled = workflows.length === 0;
   $<HTMLButtonElement>('export-workflows-ro').disabled = workflows.length === 0;
   setState('loaded');
+}
+
+interface Grouped {
+  now: WorkflowStatsRow[];
+  before: WorkflowStatsRow[] | undefined;
+}
+
+/**
+ * automation.statsByWorkflow for this period and the previous one: every workflow's figures in one
+ * request each. Undefined when the service does not answer it (an older one: 404), and the page asks
+ * per workflow instead.
+ */
+async function groupedOf(
+  session: Session,
+  period: ResolvedPeriod,
+  comparable: boolean,
+  common: Common,
+): Promise<Grouped | undefined> {
+  try {
+    const [now, before] = await Promise.all([
+      callApi<WorkflowStatsRow[]>(session, 'automation.statsByWorkflow', { ...common, ...period.params }),
+      comparable
+        ? callApi<WorkflowStatsRow[]>(session, 'automation.statsByWorkflow', {
+            ...common,
+            ...period.previous.params,
+          })
+        : Promise.resolve(undefined),
+    ]);
+    return { now, before };
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 404) return undefined;
+    throw err;
+  }
+}
+
+const NO_ACTIVITY: WorkflowStatsRow = {
+  workflow_id: '',
+  workflow_name: null,
+  sends_total: 0,
+  opens_total: 0,
+  clicks_total: 0,
+  recipients: 0,
+  openers: 0,
+  clickers: 0,
+  buyers: 0,
+  purchase_count: 0,
+  purchases_value_ron: 0,
+  purchases_value_eur: 0,
+  opens_unique_percent: 0,
+  clicks_unique_percent: 0,
+};
+
+/**
+ * The table's rows from the grouped answers: one per workflow of the catalog (none of its activity: a
+ * row of zeros), and — all workflows shown — the activity of workflow ids the catalog does not name as
+ * "Other workflows" (its counts and money; its people are not a sum, and are not shown).
+ */
+function groupedRows(
+  g: Grouped,
+  workflows: WorkflowEntry[],
+  withOther: boolean,
+): { rows: WorkflowRow[]; other: Figures | undefined } {
+  const byId = (rows: WorkflowStatsRow[] | undefined) =>
+    new Map((rows ?? []).map((r) => [String(r.workflow_id), r]));
+  const [now, before] = [byId(g.now), byId(g.before)];
+  const rows = workflows.map((w) => ({
+    workflow: w,
+    totals: totalsOfGrouped(now.get(String(w.workflow_id)) ?? NO_ACTIVITY),
+    previous: g.before ? totalsOfGrouped(before.get(String(w.workflow_id)) ?? NO_ACTIVITY) : undefined,
+  }));
+  if (!withOther) return { rows, other: undefined };
+  const named = new Set(workflows.map((w) => String(w.workflow_id)));
+  const rest = (rows: WorkflowStatsRow[] | undefined) =>
+    (rows ?? []).filter((r) => !named.has(String(r.workflow_id))).map(totalsOfGrouped);
+  const [restNow, restBefore] = [rest(g.now), rest(g.before)];
+  if (restNow.length === 0 && restBefore.length === 0) return { rows, other: undefined };
+  return {
+    rows,
+    other: { totals: sumOfPartial(restNow), previous: g.before ? sumOfPartial(restBefore) : undefined },
+  };
 }

@@ -9,6 +9,8 @@ import { reload } from './load.js';
 import { loadSession, signIn, signOut } from './session.js';
 import { state } from './state.js';
 import { readView } from './url-state.js';
+import { saveView } from './view.js';
+import { createShare, openShare, toggleSharePanel } from './share.js';
 import { fitFrame, prefillParams, renderTemplate, renderTemplateChoices } from './templates.js';
 
 /** Wiring: the page's controls to what they do, and the sign-in kept from earlier in this tab. */
@@ -32,8 +34,29 @@ for (const id of ['start', 'stop']) {
   });
 }
 $('trigger').addEventListener('change', () => void reload());
-$('chart-currency').addEventListener('change', redrawMoney);
-$('chart-group').addEventListener('change', redrawMoney);
+$('include-today').addEventListener('change', () => void reload());
+$('compare').addEventListener('change', () => void reload());
+$('chart-currency').addEventListener('change', () => {
+  redrawMoney();
+  saveView();
+});
+$('chart-group').addEventListener('change', () => {
+  $('chart-group').dataset.chosen = 'true';
+  redrawMoney();
+  saveView();
+});
+$('wf-bars-measure').addEventListener('change', () => {
+  redrawMoney();
+  saveView();
+});
+// A table sorted: the address keeps it.
+document.addEventListener('viewchange', saveView);
+// On a phone the filters fold into one line; "Change" opens them.
+$('filters-toggle').addEventListener('click', () => {
+  const open = $('app').classList.toggle('filters-open');
+  $('filters-toggle').setAttribute('aria-expanded', String(open));
+  $('filters-toggle').textContent = open ? 'Done' : 'Change';
+});
 $('workflow-list').addEventListener('change', () => {
   countTicked();
   void reload();
@@ -60,19 +83,31 @@ $('tpl-form').addEventListener('submit', (e) => {
   e.preventDefault();
   void renderTemplate();
 });
-for (const id of ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov', 'chart-workflows'])
-  followWidth($(id));
+for (const id of ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov']) followWidth($(id));
 
 // A view link opened in a tab that is already signed in: the address changes, the page follows.
 window.addEventListener('hashchange', () => {
-  if (!state.session) return;
+  if (!state.session || state.share) return;
   const view = readView();
   const listId = state.lists.some((l) => l.list_id === view.list) ? view.list : state.list?.list_id;
   if (listId) void selectList(listId, view);
 });
 
+$('share-open').addEventListener('click', toggleSharePanel);
+$('share-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  void createShare();
+});
+$('share-copy').addEventListener('click', () => {
+  const input = $<HTMLInputElement>('share-url');
+  input.select();
+  void navigator.clipboard?.writeText(input.value).catch(() => undefined);
+});
+
+const shared = readView().share;
 const saved = loadSession();
-if (saved) {
+if (shared) void openShare(shared);
+else if (saved) {
   $<HTMLInputElement>('user-id').value = saved.userId;
   void signIn(saved, false);
 }

@@ -31,11 +31,49 @@ const COLUMNS: RateColumn[] = [
   { key: 'spamRate', header: 'Spam rate %', title: 'spam complaints ÷ sends (total)' },
 ];
 
+/**
+ * With people (automation.statsByWorkflow's rows) the rates are of people — openers, clickers, buyers ÷
+ * recipients — and the rates of losses, which that answer does not count, are left out.
+ */
+const PEOPLE_TITLES: Partial<Record<RateKey, string>> = {
+  revenuePerRecipientCents: 'revenue ÷ recipients',
+  orderRate: 'buyers ÷ recipients',
+  openRate: 'openers ÷ recipients',
+  clickRate: 'clickers ÷ recipients',
+  clickToOpen: 'clickers ÷ openers',
+};
+const columnsFor = (b: Breakdown): RateColumn[] =>
+  b.grouped
+    ? COLUMNS.filter((c) => PEOPLE_TITLES[c.key]).map((c) => ({
+        ...c,
+        header: c.key === 'orderRate' ? 'Conversion rate %' : c.header,
+        title: PEOPLE_TITLES[c.key]!,
+      }))
+    : COLUMNS;
+
 let sort: { key: RateKey; dir: 'ascending' | 'descending' } = {
   key: 'revenuePerRecipientCents',
   dir: 'descending',
 };
 let shown: { breakdown: Breakdown; currency: 'RON' | 'EUR' } | undefined;
+
+/** The ranking as the page's address keeps it (`column:direction`), undefined for the default. */
+export function rankText(): string | undefined {
+  return sort.key === 'revenuePerRecipientCents' && sort.dir === 'descending'
+    ? undefined
+    : `${sort.key}:${sort.dir}`;
+}
+
+/** The ranking from the page's address; anything else leaves the default. */
+export function setRankText(text: string | undefined): void {
+  const [key, dir] = (text ?? '').split(':');
+  const column = COLUMNS.find((c) => c.key === key);
+  sort =
+    column && (dir === 'ascending' || dir === 'descending')
+      ? { key: column.key, dir }
+      : { key: 'revenuePerRecipientCents', dir: 'descending' };
+  draw();
+}
 
 const text = (c: RateColumn, r: Rates) => {
   const v = r[c.key];
@@ -60,7 +98,8 @@ function draw(): void {
   });
   const head = el('tr');
   head.append(el('th', 'Rank. Workflow', { scope: 'col' }));
-  for (const c of COLUMNS) {
+  const columns = columnsFor(breakdown);
+  for (const c of columns) {
     const th = el('th', undefined, { scope: 'col', 'data-col': c.key, title: c.title });
     if (sort.key === c.key) th.setAttribute('aria-sort', sort.dir);
     const header = c.key === 'revenuePerRecipientCents' ? `${c.header} ${currency}` : c.header;
@@ -71,6 +110,7 @@ function draw(): void {
         dir: sort.key === c.key ? (sort.dir === 'ascending' ? 'descending' : 'ascending') : 'descending',
       };
       draw();
+      document.dispatchEvent(new Event('viewchange'));
       $('wf-rates').querySelector<HTMLButtonElement>(`th[data-col="${c.key}"] button`)?.focus();
     });
     th.append(button);
@@ -81,7 +121,7 @@ function draw(): void {
     const tr = el('tr', undefined, { 'data-key': r.key });
     tr.append(
       nameCell(r.name, { id: r.id, rank: i + 1 }),
-      ...COLUMNS.map((c) => el('td', text(c, r.rates), { 'data-col': c.key })),
+      ...columns.map((c) => el('td', text(c, r.rates), { 'data-col': c.key })),
     );
     body.append(tr);
   });
@@ -90,7 +130,7 @@ function draw(): void {
   const all = ratesOf(breakdown.all.totals, currency);
   total.append(
     nameCell(breakdown.allLabel),
-    ...COLUMNS.map((c) => el('td', text(c, all), { 'data-col': c.key })),
+    ...columns.map((c) => el('td', text(c, all), { 'data-col': c.key })),
   );
   foot.append(total);
   const thead = el('thead');

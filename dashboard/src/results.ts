@@ -1,6 +1,7 @@
 import { clearChart } from './charts.js';
 import { $, show } from './dom.js';
 import { formatInt } from './format.js';
+import { clearWorkflowBars } from './daily-charts.js';
 import { clearHealth } from './health.js';
 import { clearRates } from './rates-table.js';
 import { clearBreakdown } from './workflow-table.js';
@@ -10,7 +11,7 @@ import { clearBreakdown } from './workflow-table.js';
  * While a period loads the old figures are marked stale (faded, with "Loading …"); after an error or
  * for a period without activity they are removed, not left at full strength under the message.
  */
-const CHARTS = ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov', 'chart-workflows'];
+const CHARTS = ['chart-activity', 'chart-rates', 'chart-revenue', 'chart-aov'];
 
 /** `loading` → `loaded` (everything shown, per-workflow table included) or `error`: for people and tests. */
 export const setState = (s: 'loading' | 'loaded' | 'error') => ($('app').dataset.state = s);
@@ -37,6 +38,7 @@ function clearFigures(): void {
   clearBreakdown();
   clearRates();
   clearHealth();
+  clearWorkflowBars();
   $('wf-status').textContent = '';
 }
 

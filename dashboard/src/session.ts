@@ -53,6 +53,7 @@ export async function signIn(session: Session, moveFocus = true): Promise<void> 
     $('signin').hidden = true;
     $('app').hidden = false;
     $('sign-out').hidden = false;
+    $('share-open').hidden = false;
     const select = $<HTMLSelectElement>('list');
     select.replaceChildren(
       ...lists.map((l) => el('option', `${l.list_name || 'List'} (#${l.list_id})`, { value: l.list_id })),
@@ -78,6 +79,9 @@ export function signOut(): void {
   $('app').hidden = true;
   delete $('app').dataset.state;
   $('sign-out').hidden = true;
+  $('share-open').hidden = true;
+  $('share-panel').hidden = true;
+  $('share-result').hidden = true;
   $('list-meta').hidden = true;
   $('signin').hidden = false;
   $<HTMLInputElement>('user-id').focus();

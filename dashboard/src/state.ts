@@ -13,6 +13,10 @@ export interface State {
   days: StatsRecord[];
   /** Bumped on every reload: answers of an older reload are dropped. */
   seq: number;
+  /** The charts' points and currency from the page's address, applied when the charts are first drawn. */
+  pending: { points?: string; money?: string };
+  /** A share link's view: no session, one list, its token in every call (docs/dashboard.md "Sharing"). */
+  share: { token: string; workflows: WorkflowEntry[] | undefined } | undefined;
 }
 
 export const state: State = {
@@ -23,4 +27,6 @@ export const state: State = {
   accounts: [],
   days: [],
   seq: 0,
+  pending: {},
+  share: undefined,
 };

@@ -6,6 +6,48 @@ import type { StatsRecord, StatsTotals } from '../../query-api/stats/record.js';
  */
 export type { StatsRecord, StatsTotals };
 
+/** An alert of automation.statsTotals (docs/api.md "automation.statsTotals"): shown under "Needs a look". */
+export interface StatsAlert {
+  kind: 'spam' | 'bounce' | 'unsubscribe_spike' | 'open_rate_drop' | 'revenue_drop' | 'workflow_stopped';
+  message: string;
+  value: number;
+  threshold: number;
+  workflow_id?: string;
+}
+
+/**
+ * What automation.statsTotals adds for the marketer: distinct people over the period, revenue per
+ * recipient, conversion rate, alerts. Optional here: a service without them shows the figures it has.
+ */
+export interface PeopleTotals {
+  recipients?: number;
+  openers?: number;
+  clickers?: number;
+  buyers?: number;
+  revenue_per_recipient_ron?: number;
+  revenue_per_recipient_eur?: number;
+  conversion_rate_percent?: number;
+  alerts?: StatsAlert[];
+}
+
+/** automation.statsByWorkflow: one row per workflow with activity, the period's figures of each. */
+export interface WorkflowStatsRow {
+  workflow_id: string;
+  workflow_name: string | null;
+  sends_total: number;
+  opens_total: number;
+  clicks_total: number;
+  recipients: number;
+  openers: number;
+  clickers: number;
+  buyers: number;
+  purchase_count: number;
+  purchases_value_ron: number;
+  purchases_value_eur: number;
+  opens_unique_percent: number;
+  clicks_unique_percent: number;
+}
+
 /**
  * Spam complaints, then the workflow steps' outcomes: the same run of counters at the end of the
  * counters that add up and of the day columns.

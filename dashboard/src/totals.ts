@@ -1,4 +1,27 @@
-import { COUNT_FIELDS, type CountField, type StatsRecord, type StatsTotals } from './stats.js';
+import {
+  COUNT_FIELDS,
+  type CountField,
+  type PeopleTotals,
+  type StatsAlert,
+  type StatsRecord,
+  type StatsTotals,
+  type WorkflowStatsRow,
+} from './stats.js';
+
+/** Distinct people over the period (automation.statsTotals), and the ratios of them. */
+export interface People {
+  recipients: number;
+  openers: number;
+  clickers: number;
+  buyers: number;
+  revenuePerRecipientRonCents: number;
+  revenuePerRecipientEurCents: number;
+  /** As the API answers it, in % to 2 decimals. */
+  conversionRate: number;
+  /** openers ÷ recipients, clickers ÷ recipients, in % to 2 decimals (0 when no recipients). */
+  openRate: number;
+  clickRate: number;
+}
 
 /**
  * The period's totals. The only arithmetic the dashboard does on the API's numbers: sums of counts over
@@ -17,6 +40,14 @@ export interface Totals {
   /** Σ opens_unique ÷ Σ sends_unique × 100, to 2 decimals (0 when no sends). */
   openRate: number;
   clickRate: number;
+  /** Distinct people, when the service answers them. */
+  people?: People;
+  /**
+   * Built from automation.statsByWorkflow's row: only its counts (sends, opens, clicks, purchases) and
+   * money are known; the others (bounces, steps, per-day uniques) are not, and are not shown.
+   */
+  partial?: boolean;
+  alerts?: StatsAlert[];
 }
 
 /** A 2-decimal JSON number from the API → integer cents (exact: the API rounded it to cents). */
@@ -49,9 +80,26 @@ export function totalsOf(records: readonly StatsRecord[]): Totals {
  * `t` (a sum of the days' answer) with the period's money as automation.statsTotals answered it for
  * the same query: exact revenue rounded once, AOV = exact revenue ÷ purchases rounded once.
  */
-export function withExactMoney(t: Totals, money: StatsTotals): Totals {
+export function withExactMoney(t: Totals, money: StatsTotals & PeopleTotals): Totals {
+  const people: People | undefined =
+    typeof money.recipients === 'number'
+      ? {
+          recipients: money.recipients,
+          openers: money.openers ?? 0,
+          clickers: money.clickers ?? 0,
+          buyers: money.buyers ?? 0,
+          revenuePerRecipientRonCents: toCents(money.revenue_per_recipient_ron ?? 0),
+          revenuePerRecipientEurCents: toCents(money.revenue_per_recipient_eur ?? 0),
+          conversionRate: money.conversion_rate_percent ?? 0,
+          // The API's rates of people (docs/api.md "automation.statsTotals": openers ÷ recipients).
+          openRate: money.opens_unique_percent,
+          clickRate: money.clicks_unique_percent,
+        }
+      : undefined;
   return {
     ...t,
+    ...(people ? { people } : {}),
+    ...(money.alerts ? { alerts: money.alerts } : {}),
     revenueRonCents: toCents(money.purchases_value_ron),
     revenueEurCents: toCents(money.purchases_value_eur),
     aovRonCents: toCents(money.purchases_value_aov_ron),
@@ -139,6 +187,25 @@ export function ratesOf(t: Totals, currency: 'RON' | 'EUR'): Rates {
   const c = t.counts;
   const of = (part: number, whole: number) => (whole === 0 ? null : percent(part, whole));
   const revenue = currency === 'RON' ? t.revenueRonCents : t.revenueEurCents;
+  const p = t.people;
+  if (p) {
+    // Of people, over the period: recipients, openers, clickers, buyers.
+    const none = p.recipients === 0;
+    return {
+      openRate: none ? null : p.openRate,
+      clickRate: none ? null : p.clickRate,
+      clickToOpen: of(p.clickers, p.openers),
+      orderRate: none ? null : p.conversionRate,
+      revenuePerRecipientCents: none
+        ? null
+        : currency === 'RON'
+          ? p.revenuePerRecipientRonCents
+          : p.revenuePerRecipientEurCents,
+      bounceRate: t.partial ? null : of(c.bounce_total, c.sends_total),
+      unsubRate: t.partial ? null : of(c.unsub_total, c.sends_total),
+      spamRate: t.partial ? null : of(c.spam_total, c.sends_total),
+    };
+  }
   return {
     openRate: of(c.opens_unique, c.sends_unique),
     clickRate: of(c.clicks_unique, c.sends_unique),
@@ -150,4 +217,47 @@ export function ratesOf(t: Totals, currency: 'RON' | 'EUR'): Rates {
     unsubRate: of(c.unsub_total, c.sends_total),
     spamRate: of(c.spam_total, c.sends_total),
   };
+}
+
+/**
+ * A row of automation.statsByWorkflow as the table's totals: its counts of records and money as
+ * answered, its people, the ratios of them; what the row does not answer is marked `partial`.
+ */
+export function totalsOfGrouped(r: WorkflowStatsRow): Totals {
+  const counts = Object.fromEntries(COUNT_FIELDS.map((f) => [f, 0])) as Record<CountField, number>;
+  counts.sends_total = r.sends_total;
+  counts.opens_total = r.opens_total;
+  counts.clicks_total = r.clicks_total;
+  counts.purchase_count = r.purchase_count;
+  const ron = toCents(r.purchases_value_ron);
+  const eur = toCents(r.purchases_value_eur);
+  const perRecipient = (cents: number) =>
+    r.recipients === 0 ? 0 : Number(divRound(BigInt(cents), BigInt(r.recipients)));
+  return {
+    ...withRatios(0, counts, ron, eur),
+    partial: true,
+    people: {
+      recipients: r.recipients,
+      openers: r.openers,
+      clickers: r.clickers,
+      buyers: r.buyers,
+      openRate: r.opens_unique_percent,
+      clickRate: r.clicks_unique_percent,
+      conversionRate: percent(r.buyers, r.recipients),
+      revenuePerRecipientRonCents: perRecipient(ron),
+      revenuePerRecipientEurCents: perRecipient(eur),
+    },
+  };
+}
+
+/** The sum of grouped rows (workflows the catalog does not name): counts and money; people not (a person may be in several). */
+export function sumOfPartial(rows: readonly Totals[]): Totals {
+  const counts = Object.fromEntries(COUNT_FIELDS.map((f) => [f, 0])) as Record<CountField, number>;
+  let [ron, eur] = [0, 0];
+  for (const t of rows) {
+    for (const f of COUNT_FIELDS) counts[f] += t.counts[f];
+    ron += t.revenueRonCents;
+    eur += t.revenueEurCents;
+  }
+  return { ...withRatios(0, counts, ron, eur), partial: true };
 }

@@ -1,5 +1,13 @@
 import { changeText, ratioChange } from './change-text.js';
-import { COLUMN_HEADERS, formatValue, kindOf, totalsValue, type Column } from './columns.js';
+import {
+  COLUMN_HEADERS,
+  formatValue,
+  GROUPED_COLUMNS,
+  kindOf,
+  PEOPLE_HEADERS,
+  totalsValue,
+  type Column,
+} from './columns.js';
 import { $, el } from './dom.js';
 import type { WorkflowEntry } from './api.js';
 import { DAY_COLUMNS, type StatsRecord } from './stats.js';
@@ -33,11 +41,38 @@ export interface Breakdown {
   all: Figures;
   /** The total row's name: every workflow of the list, or the ticked ones. */
   allLabel: string;
+  /**
+   * The rows are automation.statsByWorkflow's (one request for every workflow): its columns, people
+   * first; else the columns of the table of days, from one automation.stats call per workflow.
+   */
+  grouped?: boolean;
 }
+
+/** The columns shown, in order. */
+export const columnsOf = (b: Breakdown | undefined): readonly Column[] =>
+  b?.grouped ? GROUPED_COLUMNS : DAY_COLUMNS;
+const headerOf = (c: Column, b: Breakdown | undefined) =>
+  (b?.grouped ? PEOPLE_HEADERS[c] : undefined) ?? COLUMN_HEADERS[c];
 
 type SortKey = 'workflow' | Column;
 let sort: { key: SortKey; dir: 'ascending' | 'descending' } = { key: 'workflow', dir: 'ascending' };
 let shown: Breakdown | undefined;
+
+/** The sort as the page's address keeps it (`column:direction`), undefined for the default. */
+export function sortText(): string | undefined {
+  return sort.key === 'workflow' && sort.dir === 'ascending' ? undefined : `${sort.key}:${sort.dir}`;
+}
+
+/** The sort from the page's address; anything else leaves the default (by name). */
+export function setSortText(text: string | undefined): void {
+  const [key, dir] = (text ?? '').split(':');
+  const known = key === 'workflow' || ([...DAY_COLUMNS, ...GROUPED_COLUMNS] as string[]).includes(key ?? '');
+  sort =
+    known && (dir === 'ascending' || dir === 'descending')
+      ? { key: key as SortKey, dir }
+      : { key: 'workflow', dir: 'ascending' };
+  draw();
+}
 
 /** Rates of "other workflows": unique opens and sends that only those workflows reached don't make one. */
 const RATE_COLUMNS = new Set<Column>(['opens_unique_percent', 'clicks_unique_percent']);
@@ -55,16 +90,20 @@ function changeIn(c: Column, t: Totals, p: Totals): Change {
   const [now, before] = [totalsValue(t, c), totalsValue(p, c)];
   switch (kindOf(c)) {
     case 'rate':
-      return ratioChange(now ?? 0, t.counts.sends_unique, before ?? 0, p.counts.sends_unique, 'points');
+      // Of people where the answer counts them, else of the days' unique sends.
+      return t.people && p.people
+        ? ratioChange(now ?? 0, t.people.recipients, before ?? 0, p.people.recipients, 'points')
+        : ratioChange(now ?? 0, t.counts.sends_unique, before ?? 0, p.counts.sends_unique, 'points');
     case 'aov':
       return ratioChange(now ?? 0, t.counts.purchase_count, before ?? 0, p.counts.purchase_count, 'percent');
     default:
-      return changeOf(now!, before!);
+      // A count the answer does not have (people of "Other workflows"): no change to give.
+      return now === null || before === null ? { kind: 'undefined' } : changeOf(now, before);
   }
 }
 
 function cells(t: Totals, previous: Totals | undefined, noRates = false): HTMLElement[] {
-  return DAY_COLUMNS.map((c) => {
+  return columnsOf(shown).map((c) => {
     const td = el('td', undefined, { 'data-col': c });
     if (noRates && RATE_COLUMNS.has(c)) {
       td.append(el('span', '—', { class: 'v', title: 'No rate: its unique sends are only a remainder' }));
@@ -105,12 +144,12 @@ function sorted(rows: WorkflowRow[]): WorkflowRow[] {
 function header(): HTMLElement {
   const head = el('thead');
   const tr = el('tr');
-  const keys: SortKey[] = ['workflow', ...DAY_COLUMNS];
+  const keys: SortKey[] = ['workflow', ...columnsOf(shown)];
   tr.append(
     ...keys.map((k) => {
       const th = el('th', undefined, { scope: 'col', 'data-col': k });
       if (sort.key === k) th.setAttribute('aria-sort', sort.dir);
-      const button = el('button', k === 'workflow' ? TABLE_HEADINGS[0]! : COLUMN_HEADERS[k], {
+      const button = el('button', k === 'workflow' ? 'Workflow' : headerOf(k, shown), {
         type: 'button',
         class: 'sort',
       });
@@ -122,6 +161,7 @@ function header(): HTMLElement {
           dir: sort.key === k ? (sort.dir === 'ascending' ? 'descending' : 'ascending') : first,
         };
         draw();
+        document.dispatchEvent(new Event('viewchange'));
         $('wf').querySelector<HTMLButtonElement>(`th[data-col="${k}"] button`)?.focus();
       });
       th.append(button);
@@ -219,7 +259,10 @@ export function shownRows(): ShownRow[] {
 }
 
 /** The table's headings, as on screen: the CSV's header. */
-export const TABLE_HEADINGS = ['Workflow', ...DAY_COLUMNS.map((c) => COLUMN_HEADERS[c])];
+export const tableHeadings = (): string[] => ['Workflow', ...columnsOf(shown).map((c) => headerOf(c, shown))];
+
+/** The columns of the table shown, in order (the CSV's). */
+export const shownColumns = (): readonly Column[] => columnsOf(shown);
 
 export function renderBreakdown(b: Breakdown): void {
   shown = b;

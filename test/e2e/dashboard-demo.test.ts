@@ -121,6 +121,10 @@ describe('the README from the demo to a chart of one’s own data', () => {
     await expect.poll(() => page.locator('#signin-error').innerText()).toContain('demo tenant');
     await signInAs(page, 7, ownKey);
     await loaded(page);
+    // The records are today's: the last 30 days end yesterday, and the page says where they are.
+    expect(await page.locator('#empty-text').innerText()).toContain('Today has activity already');
+    await page.check('#include-today');
+    await loaded(page);
     const plotted = JSON.parse((await page.locator('#chart-activity').getAttribute('data-series'))!);
     const i = plotted.x.indexOf(stats[0].date);
     expect(i).toBeGreaterThanOrEqual(0);

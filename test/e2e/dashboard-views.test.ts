@@ -161,7 +161,9 @@ beforeAll(async () => {
   browser = await launchBrowser();
   page = browser.page;
   page.on('pageerror', (e) => pageErrors.push(String(e)));
-  await page.goto(`${service.url}/dashboard/`);
+  // These figures are compared with the API's `days=N` (today included): the view with today
+  // (docs/dashboard.md "Choosing what to show"; periods end yesterday unless today is asked for).
+  await page.goto(`${service.url}/dashboard/#today=1`);
 }, 300_000);
 
 afterAll(async () => {
@@ -244,10 +246,11 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     await loaded(page);
     expect(await page.locator('[data-kpi="open-rate"] .kpi-change').innerText()).toBe('new (none before)');
     expect(await page.locator('[data-kpi="open-rate"] .kpi-prev').innerText()).toContain('—');
-    // Idle flow sent nothing: its rates are "—", not "0,00".
+    // Idle flow sent nothing: no recipients, so its rates are "—", not "0,00".
     const idle = page.locator('#wf tbody tr[data-key="32"]');
+    expect(await idle.locator('td[data-col="recipients"] .v').innerText()).toBe('0');
     expect(await idle.locator('td[data-col="opens_unique_percent"] .v').innerText()).toBe('—');
-    expect(await idle.locator('td[data-col="purchases_value_aov_ron"] .v').innerText()).toBe('—');
+    expect(await idle.locator('td[data-col="clicks_unique_percent"] .v').innerText()).toBe('—');
   });
 
   it('the date pickers bound the range, and a reversed range is caught before any API call', async () => {
@@ -391,7 +394,7 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     expect(await other.locator('[data-kpi="sends"] .kpi-value').innerText()).toBe(sendsBefore);
     expect(other.url()).not.toContain(KEY);
     // A link opened in a tab already signed in: the page follows the address.
-    await other.evaluate(() => (location.hash = '#list=3&period=days:7'));
+    await other.evaluate(() => (location.hash = '#list=3&period=days:7&today=1'));
     await expect.poll(() => other.locator('#period').inputValue()).toBe('days:7');
     await loaded(other);
     expect(await other.locator('#trigger').inputValue()).toBe('');
@@ -400,15 +403,29 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     await other.close();
   });
 
-  it('per-workflow table: the days table’s columns in order, sortable, a totals row, changes', async () => {
+  it('per-workflow table: people first, then the counts and money, sortable, a totals row, changes', async () => {
     await page.click('#sign-out');
-    await page.evaluate(() => history.replaceState(null, '', '#list=1&period=days:30'));
+    await page.evaluate(() => history.replaceState(null, '', '#list=1&period=days:30&today=1'));
     await signInAs(page, DEMO.userId, DEMO.apiKey);
     await expect.poll(() => page.locator('#list-meta').innerText()).toContain('list #1');
     await loaded(page);
-    const dayHeads = await page.locator('#days thead th').allInnerTexts();
+    // The columns of automation.statsByWorkflow (one request for every workflow), in the page's words.
     const wfHeads = (await page.locator('#wf thead th').allInnerTexts()).map((h) => h.replace(/ [▲▼]$/, ''));
-    expect(wfHeads.slice(1)).toEqual(dayHeads.slice(1));
+    expect(wfHeads).toEqual([
+      'Workflow',
+      'Recipients',
+      'Openers',
+      'Clickers',
+      'Buyers',
+      'Open rate % (openers ÷ recipients)',
+      'Click rate % (clickers ÷ recipients)',
+      'Sends (total)',
+      'Opens (total)',
+      'Clicks (total)',
+      'Purchases (total)',
+      'Revenue RON',
+      'Revenue EUR',
+    ]);
     // Headers sit over their cells.
     const aligns = await page.evaluate(() => {
       const heads = [...document.querySelectorAll('#wf thead th')];
@@ -538,7 +555,7 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const lines = bytes.subarray(3).toString('utf8').trimEnd().split('\r\n');
     const header = lines[0]!.split(';');
-    expect(header.slice(0, 3)).toEqual(['Workflow', 'Sends (unique)', 'Sends (total)']);
+    expect(header.slice(0, 3)).toEqual(['Workflow', 'Recipients', 'Openers']);
     expect(header).toContain('Revenue RON');
     // One line per workflow of the list (all shown: none ticked), in the table's order (the sort chosen
     // above), then the total row.
@@ -556,7 +573,10 @@ describe('dashboard on sparse, empty and demo data (Chromium)', () => {
       const sum = (f: string) => rows.reduce((a, r) => a + r[f], 0);
       const at = (h: string) => cells[header.indexOf(h)];
       expect(at('Sends (total)'), cells[0]).toBe(String(sum('sends_total')));
-      expect(at('Sends (unique)'), cells[0]).toBe(String(sum('sends_unique')));
+      expect(at('Recipients'), cells[0]).toBe(String(money.recipients));
+      expect(at('Open rate % (openers ÷ recipients)'), cells[0]).toBe(
+        String(money.opens_unique_percent).replace('.', ','),
+      );
       expect(at('Purchases (total)'), cells[0]).toBe(String(sum('purchase_count')));
       expect(at('Revenue RON'), cells[0]).toBe(String(money.purchases_value_ron).replace('.', ','));
     }
