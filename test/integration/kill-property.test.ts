@@ -18,7 +18,7 @@ import { rng } from '../support/rng.js';
  * a new zone moves records into another month), consumed by a service SIGKILLed at random instants
  * (during start-up, in the middle of writes and group commits, inside re-datings) and started again;
  * after the last start every list's answer, day by day, equals an independent model in the list's final
- * zone. A failure names its seed: KILL_SEED=<seed> repeats it.
+ * zone. A failure names its seed: KILL_SEED=<seed> KILL_RUNS=1 repeats it.
  *
  * Sized by the environment (CI runs the defaults, a few minutes; `npm run test:kill` runs more):
  * KILL_SEED (first seed; default: from the clock), KILL_RUNS (seeds, 1), KILL_RECORDS (records a seed, 6000),
@@ -109,13 +109,13 @@ describe('counted once under SIGKILLs at random instants (a seeded property)', (
     'seed %i: every record counted once, on its date in its list’s final zone',
     async (seed) => {
       console.log(
-        `kill property: seed ${seed} (${RECORDS} records, ${KILLS} kills); KILL_SEED=${seed} repeats it`,
+        `kill property: seed ${seed} (${RECORDS} records, ${KILLS} kills); KILL_SEED=${seed} KILL_RUNS=1 repeats it`,
       );
       try {
         await property(seed);
       } catch (err) {
         throw new Error(
-          `seed ${seed} (KILL_SEED=${seed} KILL_RECORDS=${RECORDS} KILL_KILLS=${KILLS}): ${(err as Error).message}`,
+          `seed ${seed} (KILL_SEED=${seed} KILL_RUNS=1 KILL_RECORDS=${RECORDS} KILL_KILLS=${KILLS}): ${(err as Error).message}`,
           {
             cause: err,
           },
