@@ -10,8 +10,8 @@
  * amount is worse than a clear 17007 error.
  */
 import Handlebars from 'handlebars';
+import { createRequire } from 'node:module';
 import { format } from 'date-fns';
-import * as dateLocales from 'date-fns/locale';
 import type { Locale } from 'date-fns';
 import { zoneOffsetMs } from '../../shared/dates.js';
 
@@ -254,9 +254,20 @@ function toInstant(value: unknown, timeZone: string): number {
   return wall - zoneOffsetMs(wall - zoneOffsetMs(wall, timeZone), timeZone);
 }
 
+let locales: Record<string, Locale> | undefined;
+
+/**
+ * date-fns' locales, loaded at their first use, not with this module: importing them all as ES modules
+ * took ~2 s of every start of the service (the API thread never renders; a render worker loads them when it
+ * starts, worker.ts).
+ */
+export function dateLocales(): Record<string, Locale> {
+  return (locales ??= createRequire(import.meta.url)('date-fns/locale') as Record<string, Locale>);
+}
+
 /** 'ro-RO' → ro, 'en-US' → enUS, 'pt-BR' → ptBR; unknown → date-fns' default (en-US). */
 function dateLocale(tag: string): Locale | undefined {
-  const all = dateLocales as unknown as Record<string, Locale>;
+  const all = dateLocales();
   const [lang = '', region = ''] = tag.split('-');
   return all[lang + region.toUpperCase()] ?? all[lang.toLowerCase()];
 }

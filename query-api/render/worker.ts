@@ -16,6 +16,7 @@ import {
   type ListContext,
   type StoredTemplate,
 } from './engine.js';
+import { dateLocales } from './helpers.js';
 
 export interface WorkerOptions {
   /** Cache bound in bytes + MUSTACHE_COST per mustache (engine.ts). */
@@ -137,4 +138,6 @@ try {
 } catch {
   // Not Linux: the pool falls back to wall-clock time.
 }
+// The date locales before the first task, so that no render's time limit pays for loading them.
+dateLocales();
 port.postMessage({ ready: true, tid } satisfies WorkerReply);
