@@ -102,8 +102,15 @@ async function imageCheck() {
   let kafka;
   const ports = { api: await freePort(), ingest: await freePort() };
   const started = await checks.step('image: ClickHouse server and Kafka broker for it', async () => {
-    clickhouse = await startClickHouseServer({ log: (m) => console.log(m) });
-    kafka = await startKafkaBroker();
+    // Side by side: each is a process the check only waits for (the stop below takes whichever
+    // started); the bounds are against a hang, wide for two starts sharing a busy machine.
+    const [c, k] = await Promise.allSettled([
+      startClickHouseServer({ log: (m) => console.log(m), timeoutMs: 180_000 }),
+      startKafkaBroker({ timeoutMs: 180_000 }),
+    ]);
+    clickhouse = c.status === 'fulfilled' ? c.value : undefined;
+    kafka = k.status === 'fulfilled' ? k.value : undefined;
+    for (const r of [c, k]) if (r.status === 'rejected') throw r.reason;
     console.log(`container-check: Kafka at ${kafka.brokers}`);
   });
   for (const name of Object.values(names))

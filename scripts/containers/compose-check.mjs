@@ -3,16 +3,20 @@
 // the third-party images built here and tagged with the compose file's names (docs/deployment.md, "How
 // the images are checked"); the commands of docs/deployment.md's "Containers" run as written.
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
   cpSync,
   existsSync,
+  linkSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   mkdtempSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -26,6 +30,10 @@ const require = createRequire(import.meta.url);
 const HEALTH_LOOP =
   'while sleep 5; do podman ps -q | xargs -rn1 podman healthcheck run > /dev/null 2>&1; done';
 const HERE = import.meta.dirname;
+/** The base image of the stand-ins (and of the Dockerfile), assembled by node-base.sh. */
+const BASE = 'docker.io/library/node:26-bookworm-slim';
+/** The label a stand-in carries: the digest of what it was built from (`standInInputs`). */
+const LABEL = 'mailstats.check.inputs';
 
 /** The stand-ins: the compose file's image name, its context folder here, extra files for the context. */
 const STAND_INS = [
@@ -40,13 +48,46 @@ const STAND_INS = [
   { tag: 'docker.io/prom/prometheus:v2.55.1', dir: 'prometheus', extra: () => ({}) },
 ];
 
-/** A copy of `src` at `dst`: hard links where the file system allows (the engine library is 540 MB). */
+/** `src` (a file or a folder) at `dst`: hard links where the file system allows (the engine library is 540 MB). */
 function place(src, dst) {
+  if (statSync(src).isDirectory()) {
+    mkdirSync(dst, { recursive: true });
+    for (const name of readdirSync(src)) place(join(src, name), join(dst, name));
+    return;
+  }
   try {
-    cpSync(src, dst, { recursive: true, force: true });
+    linkSync(src, dst);
   } catch {
     copyFileSync(src, dst);
   }
+}
+
+/** Every file under `path` (itself when it is a file), by its path relative to `path`, sorted. */
+function filesOf(path, rel = '') {
+  if (!statSync(path).isDirectory()) return [[rel, path]];
+  return readdirSync(path)
+    .sort()
+    .flatMap((name) => filesOf(join(path, name), rel ? `${rel}/${name}` : name));
+}
+
+/**
+ * What a stand-in is built from: the base image's id, its context folder's files and the extra files,
+ * by content (a file over 16 MB — the engine library, jars — by its size and modification time, which a
+ * new version changes). The built image carries it as a label: an image whose label is the same was
+ * built from the same inputs and is used as it is (a rebuild would only have found every layer cached,
+ * after copying and hashing the 540 MB engine library again).
+ */
+function standInInputs(s, baseId) {
+  const h = createHash('sha256').update(`base ${baseId}\n`);
+  const sources = [['', join(HERE, s.dir)], ...Object.entries(s.extra())];
+  for (const [prefix, src] of sources)
+    for (const [rel, file] of filesOf(src)) {
+      const st = statSync(file);
+      h.update(`${prefix}/${rel} ${st.size} `);
+      h.update(st.size > 16 * 2 ** 20 ? `${st.mtimeMs}` : readFileSync(file));
+      h.update('\n');
+    }
+  return h.digest('hex');
 }
 
 export async function composeCheck({ root, checks }) {
@@ -86,7 +127,20 @@ export async function composeCheck({ root, checks }) {
   const standIns = await checks.step(
     'compose: stand-in images (ClickHouse, Kafka, Prometheus) built here',
     async () => {
+      const baseId = sh('podman', ['image', 'inspect', '--format', '{{.Id}}', BASE], { quiet: true }).trim();
       for (const s of STAND_INS) {
+        const inputs = standInInputs(s, baseId);
+        const built = spawnSync(
+          'podman',
+          ['image', 'inspect', '--format', `{{index .Labels "${LABEL}"}}`, s.tag],
+          {
+            encoding: 'utf8',
+          },
+        );
+        if (built.status === 0 && built.stdout.trim() === inputs) {
+          console.log(`container-check: ${s.tag} is built from the same inputs (${LABEL}): kept`);
+          continue;
+        }
         const ctx = join(work, `ctx-${s.dir}`);
         cpSync(join(HERE, s.dir), ctx, { recursive: true });
         for (const [name, src] of Object.entries(s.extra())) place(src, join(ctx, name));
@@ -99,6 +153,8 @@ export async function composeCheck({ root, checks }) {
             'docker',
             '--network',
             'host',
+            '--label',
+            `${LABEL}=${inputs}`,
             '-t',
             s.tag,
             '-f',
@@ -279,7 +335,7 @@ exec docker-compose "$@"
       },
     );
 
-    if (up) await nginxCheck({ root, checks, apiKey });
+    if (up) await nginxCheck({ root, checks, apiKey, env, healthy });
   } finally {
     if (checks.failed > 0 && up)
       spawnSync('docker-compose', ['logs', '--tail', '30'], {
