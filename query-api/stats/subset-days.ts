@@ -119,10 +119,8 @@ export async function packSets(
     into.marks = new Uint32Array(Math.max(dense.size, 2 * into.marks.length));
     into.epoch = 0;
   }
-  for (const [m, scopes] of packed) {
-    for (const s of into.months.get(m)?.values() ?? []) into.ids -= s.subs.length;
-    into.months.set(m, scopes);
-  }
+  forgetMonths(into, packed.keys());
+  for (const [m, scopes] of packed) into.months.set(m, scopes);
   into.ids += total;
   return into;
 }
