@@ -68,9 +68,15 @@ public class Admin {
       }
       long deadline = System.currentTimeMillis() + 60_000;
       while (true) {
-        Map<String, TopicDescription> d = a.describeTopics(names).allTopicNames().get();
+        Map<String, TopicDescription> d;
+        try {
+          d = a.describeTopics(names).allTopicNames().get();
+        } catch (ExecutionException e) {
+          d = Map.of(); // just created: metadata not everywhere yet
+        }
         boolean ready =
-            d.values().stream().allMatch(t -> t.partitions().size() == partitions && t.partitions().stream().allMatch(x -> x.leader() != null && x.leader().id() >= 0));
+            d.size() == names.size()
+                && d.values().stream().allMatch(t -> t.partitions().size() == partitions && t.partitions().stream().allMatch(x -> x.leader() != null && x.leader().id() >= 0));
         if (ready) break;
         if (System.currentTimeMillis() > deadline) throw new IllegalStateException("topics have no leaders after 60 s");
         Thread.sleep(200);

@@ -294,6 +294,11 @@ def main() -> int:
 
     libs = jars()
     procs = Procs()
+
+    def on_term(signum, _frame):  # end what this run started (the finally below), then exit
+        raise SystemExit(f"stopped by signal {signum}")
+
+    signal.signal(signal.SIGTERM, on_term)
     loads: list[tuple[float, float]] = []
     failures: list[str] = []
     try:
@@ -335,14 +340,21 @@ def main() -> int:
                         i += 1
                 else:
                     first = watcher.first_commit_after(cur["spawned"])
-                    if now >= t_prod + p["at"] and first is not None and now >= first + p["extra"]:
+                    due = now >= t_prod + p["at"]
+                    if due and first is not None and now >= first + p["extra"]:
                         service.kill("consuming")
+                        service.start()
+                        i += 1
+                    elif due and producer.poll() is not None and now >= cur["spawned"] + 60:
+                        # nothing left to consume, so no commit to wait for: kill it anyway, and say so
+                        service.kill("after the stream, no commit seen")
                         service.start()
                         i += 1
             time.sleep(0.05)
         prod_rc = producer.wait()
         prod_out.close()
-        log(f"producer exited {prod_rc}: " + (work / "producer.log").read_text().strip().splitlines()[-1])
+        done = [x for x in (work / "producer.log").read_text().splitlines() if x.startswith("producer: done")]
+        log(f"producer exited {prod_rc}: " + (done[-1] if done else "(no summary line)"))
         if prod_rc != 0:
             failures.append(f"producer exited {prod_rc}")
 
@@ -365,6 +377,7 @@ def main() -> int:
                 break
             answers = again
         log("answers stable")
+        (work / "answers.json").write_text(json.dumps(answers, default=str))
         broker.tool("dlq", scenario.DLQ, str(work / "dlq.txt"), stdout=subprocess.DEVNULL)
         report = check.compare(work, answers)
         report["dlq"] = check.check_dlq(work, work / "dlq.txt")
