@@ -195,10 +195,11 @@ function memoryOf(pid: number): { rss: number; peak: number } {
 }
 
 /**
- * The service as its own process (`node --import tsx main.ts`, default settings, consuming the bench's
- * topics) on `dir`, and the seconds from its spawn to /readyz 200.
+ * The service as its own process (`node --import tsx main.ts`, default settings) on `dir`, and the
+ * seconds from its spawn to /readyz 200. With `kafka`, it consumes the bench's topics (and its POST
+ * /ingest would publish to them instead of writing: docs/api.md "POST /ingest").
  */
-async function spawned(dir: string, kafka: GrowthKafka) {
+async function spawned(dir: string, kafka?: GrowthKafka) {
   const port = await freePort();
   const t = performance.now();
   const child = spawn(
@@ -213,11 +214,13 @@ async function spawned(dir: string, kafka: GrowthKafka) {
         SEED_DEMO: 'false',
         LOG_LEVEL: 'warn',
         INGEST_TOKEN: TOKEN,
-        KAFKA_BROKERS: kafka.brokers,
-        KAFKA_EVENTS_TOPIC: kafka.events,
-        KAFKA_CATALOG_TOPIC: kafka.catalog,
-        KAFKA_DLQ_TOPIC: kafka.dlq,
-        KAFKA_GROUP_ID: KAFKA_GROUP,
+        KAFKA_BROKERS: kafka?.brokers ?? '',
+        ...(kafka && {
+          KAFKA_EVENTS_TOPIC: kafka.events,
+          KAFKA_CATALOG_TOPIC: kafka.catalog,
+          KAFKA_DLQ_TOPIC: kafka.dlq,
+          KAFKA_GROUP_ID: KAFKA_GROUP,
+        }),
         CLICKHOUSE_URL: '',
       },
       stdio: ['ignore', 'ignore', 'inherit'],
@@ -284,6 +287,8 @@ interface Step {
   rss: number;
   peak: number;
   rssAfterIngest: number;
+  /** The service consuming Kafka, after its records (VmRSS, VmHWM). */
+  worker: { rss: number; peak: number };
   busiestRecords: number;
   medianRecords: number;
   disk: { table: string; bytes: number; rows: number; parts: number }[];
@@ -431,7 +436,7 @@ export async function growthBench(): Promise<string> {
       await svc.close();
 
       // The service as its own process, default settings: start, distinct answers, memory, ingest.
-      const api = await spawned(dir, kafka);
+      const api = await spawned(dir);
       console.error(`growth bench: ready in ${api.ready.toFixed(1)} s at ${size}`);
       const rows: Step['rows'] = [];
       try {
@@ -463,9 +468,7 @@ export async function growthBench(): Promise<string> {
         ]);
         const redate = (performance.now() - r) / 1000;
         // The next chunk's first records through POST /ingest (they count toward the next step): spread
-        // over all DAYS as the fill's (a backfill), then today's (a live stream), then today's through
-        // Kafka, keyed by list as mailstats' producers do (docs/records.md), from the first send to the
-        // group's last commit (the broker's work and the service's, on the same 2 cores).
+        // over all DAYS as the fill's (a backfill), then today's (a live stream).
         const ndjson = (batches: Iterable<MailstatsRecord[]>) =>
           [...batches].map((b) => b.map((x) => JSON.stringify(x)).join('\n'));
         const ingest = await postBodies(
@@ -476,16 +479,28 @@ export async function growthBench(): Promise<string> {
           api.url,
           ndjson(activity(PROBE, PROBE_BODY, `t${k}-`, today, 1900 + k, 1)),
         );
+        sent += PROBE;
+        const after = memoryOf(api.pid);
+        await api.stop();
+        // Today's records through Kafka, keyed by list as mailstats' producers do (docs/records.md), to
+        // the service started again consuming the bench's topics: from the first send (once it is ready)
+        // to the group's last commit, the broker's work and the service's on the same 2 cores.
+        const worker = await spawned(dir, kafka);
         const messages = [...activity(KAFKA_PROBE, 10_000, `q${k}-`, today, 2900 + k, 1)].map((b) =>
           b.map((x) => ({ key: 'list_id' in x ? String(x.list_id) : null, value: JSON.stringify(x) })),
         );
         r = performance.now();
-        await produce(kafka.brokers, kafka.events, messages);
-        while (!(await committedToEnd(kafka.brokers, KAFKA_GROUP, kafka.events)))
-          await new Promise((res) => setTimeout(res, 200));
-        const kafkaRate = KAFKA_PROBE / ((performance.now() - r) / 1000);
-        sent += PROBE;
-        const after = memoryOf(api.pid);
+        let kafkaRate: number;
+        let workerMemory: { rss: number; peak: number };
+        try {
+          await produce(kafka.brokers, kafka.events, messages);
+          while (!(await committedToEnd(kafka.brokers, KAFKA_GROUP, kafka.events)))
+            await new Promise((res) => setTimeout(res, 200));
+          kafkaRate = KAFKA_PROBE / ((performance.now() - r) / 1000);
+          workerMemory = memoryOf(worker.pid);
+        } finally {
+          await worker.stop();
+        }
         steps.push({
           size,
           stored,
@@ -498,6 +513,7 @@ export async function growthBench(): Promise<string> {
           rss,
           peak: Math.max(peak, after.peak),
           rssAfterIngest: after.rss,
+          worker: workerMemory,
           busiestRecords,
           medianRecords,
           disk,
@@ -569,6 +585,13 @@ function report(steps: Step[], kept?: Awaited<ReturnType<typeof retention>>): st
     ]);
     perStep.push([
       label,
+      'the same service consuming Kafka, memory after its records (RSS; peak)',
+      `${mib(s.worker.rss)}; ${mib(s.worker.peak)}`,
+      '',
+      '',
+    ]);
+    perStep.push([
+      label,
       'time to ready (spawn to /readyz 200)',
       `${s.ready.toFixed(1)} s`,
       `≤ ${TARGET.readySeconds} s`,
@@ -595,7 +618,7 @@ function report(steps: Step[], kept?: Awaited<ReturnType<typeof retention>>): st
       ]),
   );
   return [
-    `One store (embedded) filled in steps; ${LISTS.toLocaleString('en-US')} lists drawn by Zipf's law (s = 1: the busiest list ~10% of the records; the median list by records, half of them in busier lists, is rank ${MEDIAN}), ${WORKFLOWS} workflows, ${TRIGGERS} triggers, ${SUBSCRIBERS / 1000}k subscribers, ${DAYS} days in time order, ${DUPLICATES * 100}% duplicates (a recent record sent again). Filled through the pipeline in this process (dedup, dating, day recompute; ${FILL_BATCH.toLocaleString('en-US')}-record writes). At each step the service runs as its own process (\`node --import tsx main.ts\`, default settings, KAFKA_* set to the bench's broker and topics) on that store: time to ready; distinct answers (autocannon, ${CONNECTIONS} connections, ${SECONDS} s; each request a query never asked before: a period of the row's length ending anywhere in the loaded days, all workflows / one workflow / 2–5 workflows, a quarter with a trigger), after the list was asked once over the days the row's queries cover (its held rows and those days' sets read); its memory (/proc VmRSS, VmHWM: the embedded engine is in the process); a re-dating of the busiest list; then through POST /ingest ${PROBE.toLocaleString('en-US')} records of the next chunk spread over all days (a backfill) and ${PROBE.toLocaleString('en-US')} dated today (a live stream), and ${KAFKA_PROBE.toLocaleString('en-US')} dated today through Kafka (the service consumes the bench's topics on a local Apache Kafka broker; produced as fast as the broker takes them, timed to the group's last commit). The engine alone: the same queries' single statements, ${CONNECTIONS} callers on the read connections, in the bench process on the same store. Targets are against the first step.`,
+    `One store (embedded) filled in steps; ${LISTS.toLocaleString('en-US')} lists drawn by Zipf's law (s = 1: the busiest list ~10% of the records; the median list by records, half of them in busier lists, is rank ${MEDIAN}), ${WORKFLOWS} workflows, ${TRIGGERS} triggers, ${SUBSCRIBERS / 1000}k subscribers, ${DAYS} days in time order, ${DUPLICATES * 100}% duplicates (a recent record sent again). Filled through the pipeline in this process (dedup, dating, day recompute; ${FILL_BATCH.toLocaleString('en-US')}-record writes). At each step the service runs as its own process (\`node --import tsx main.ts\`, default settings) on that store: time to ready; distinct answers (autocannon, ${CONNECTIONS} connections, ${SECONDS} s; each request a query never asked before: a period of the row's length ending anywhere in the loaded days, all workflows / one workflow / 2–5 workflows, a quarter with a trigger), after the list was asked once over the days the row's queries cover (its held rows and those days' sets read); its memory (/proc VmRSS, VmHWM: the embedded engine is in the process); a re-dating of the busiest list; then through POST /ingest ${PROBE.toLocaleString('en-US')} records of the next chunk spread over all days (a backfill) and ${PROBE.toLocaleString('en-US')} dated today (a live stream), and ${KAFKA_PROBE.toLocaleString('en-US')} dated today through Kafka, to the service started again consuming a local Apache Kafka broker's topics (produced as fast as the broker takes them, timed from the first send to the group's last commit). The engine alone: the same queries' single statements, ${CONNECTIONS} callers on the read connections, in the bench process on the same store. Targets are against the first step.`,
     '',
     `Steps: ${steps.map((s) => `${s.size / 1e6}M sent (${rate(s.stored)} stored; busiest list ${rate(s.busiestRecords)}, median ${rate(s.medianRecords)}; filled at ${rate(s.fill)}/s)`).join('; ')}.`,
     '',
