@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../scripts/kafka/broker.mjs';
+import { benchBroker, committedToEnd, createTopics, deleteTopics, produce } from './kafka-e2e.js';
 import { addDays, localDate, toDayNumber } from '../shared/dates.js';
 import { loadConfig } from '../shared/config.js';
 import { READ_SETTINGS, statsSql, type StatsQuery } from '../shared/clickhouse/stats-store.js';
@@ -33,6 +34,11 @@ const FILL_BATCH = 75_000;
 /** Records of the next chunk sent through POST /ingest at each step (25k-line bodies), timed. */
 const PROBE = Number(process.env.BENCH_GROWTH_PROBE) || 200_000;
 const PROBE_BODY = 25_000;
+/** Records dated today sent through Kafka at each step (a live stream), timed to their last commit. */
+const KAFKA_PROBE = Number(process.env.BENCH_GROWTH_KAFKA_PROBE) || 200_000;
+const KAFKA_GROUP = 'mailstats-growth';
+/** The retention measured after the last step (disk kept, answers compared before and after). */
+const RETENTION_DAYS = 90;
 const CONNECTIONS = 8;
 const SECONDS = 10;
 const TARGET = { ingestShare: 0.9, distinctShare: 0.5, p99: 50, rssBytes: 2 ** 30, readySeconds: 30 };
@@ -47,8 +53,9 @@ const MEDIAN = 75;
 const rate = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /**
- * `count` activity records over the last DAYS days, in time order, each list drawn by Zipf, 5% of them
- * a copy of a recent record (a producer's retry: same id, same content), in arrays of `size`.
+ * `count` activity records over the last `days` days (DAYS: the backfill's; 1: today's, a live stream),
+ * in time order, each list drawn by Zipf, 5% of them a copy of a recent record (a producer's retry:
+ * same id, same content), in arrays of `size`.
  */
 function* activity(
   count: number,
@@ -56,17 +63,18 @@ function* activity(
   prefix: string,
   today: string,
   seed: number,
+  days = DAYS,
 ): Generator<MailstatsRecord[]> {
   const rnd = rng(seed);
   const listOf = zipf(LISTS, seed + 1);
-  const first = toDayNumber(today) - DAYS + 1;
+  const first = toDayNumber(today) - days + 1;
   const recent: MailstatsRecord[] = [];
   let batch: MailstatsRecord[] = [];
   for (let i = 0; i < count; i++) {
     let record: MailstatsRecord;
     if (recent.length > 0 && rnd() < DUPLICATES) record = recent[Math.floor(rnd() * recent.length)]!;
     else {
-      const dayNumber = first + Math.floor((i * DAYS) / count);
+      const dayNumber = first + Math.floor((i * days) / count);
       const pick = rnd();
       const type = pick < 0.5 ? 'send' : pick < 0.8 ? 'open' : pick < 0.98 ? 'click' : 'purchase';
       const base = {
@@ -133,14 +141,7 @@ const pathOf = (q: StatsQuery) =>
 /** The engine alone: `CONNECTIONS` callers running the queries' single statements for SECONDS. */
 async function engineAlone(svc: Service, queries: StatsQuery[]) {
   const gens = new Map<number, number>();
-  for (const list of new Set(queries.map((q) => q.listId))) {
-    const [row] = await svc.db.query<{ gen: number }>(
-      'SELECT max(gen) AS gen FROM list_dating WHERE list_id = {list:UInt64} AND done = 1',
-      { list },
-      { output_format_json_quote_64bit_integers: 0 },
-    );
-    gens.set(list, row?.gen ?? 0);
-  }
+  for (const list of new Set(queries.map((q) => q.listId))) gens.set(list, await genOf(svc, list));
   const times: number[] = [];
   let next = 0;
   const end = performance.now() + SECONDS * 1000;
@@ -159,8 +160,11 @@ async function engineAlone(svc: Service, queries: StatsQuery[]) {
   return { rate: times.length / SECONDS, p50: percentile(times, 50), p99: percentile(times, 99) };
 }
 
-/** The service in this process on `dir` (filling, the engine-alone rows, the store's sizes). */
-async function inProcess(dir: string): Promise<Service> {
+/**
+ * The service in this process on `dir` (filling, the engine-alone rows, the store's sizes), with
+ * `env` on top (the retention row's RAW_RETENTION_DAYS).
+ */
+async function inProcess(dir: string, env: Record<string, string> = {}): Promise<Service> {
   return startService(
     loadConfig({
       DATA_DIR: dir,
@@ -170,8 +174,17 @@ async function inProcess(dir: string): Promise<Service> {
       INGEST_TOKEN: TOKEN,
       KAFKA_BROKERS: '',
       CLICKHOUSE_URL: '',
+      ...env,
     }),
   );
+}
+
+/** The bench's broker and topics: the spawned service consumes them (its Kafka probe). */
+interface GrowthKafka {
+  brokers: string;
+  events: string;
+  catalog: string;
+  dlq: string;
 }
 
 /** KiB fields of /proc/PID/status (VmRSS, VmHWM) in bytes. */
@@ -183,9 +196,10 @@ function memoryOf(pid: number): { rss: number; peak: number } {
 
 /**
  * The service as its own process (`node --import tsx main.ts`, default settings) on `dir`, and the
- * seconds from its spawn to /readyz 200.
+ * seconds from its spawn to /readyz 200. With `kafka`, it consumes the bench's topics (and its POST
+ * /ingest would publish to them instead of writing: docs/api.md "POST /ingest").
  */
-async function spawned(dir: string) {
+async function spawned(dir: string, kafka?: GrowthKafka) {
   const port = await freePort();
   const t = performance.now();
   const child = spawn(
@@ -200,7 +214,13 @@ async function spawned(dir: string) {
         SEED_DEMO: 'false',
         LOG_LEVEL: 'warn',
         INGEST_TOKEN: TOKEN,
-        KAFKA_BROKERS: '',
+        KAFKA_BROKERS: kafka?.brokers ?? '',
+        ...(kafka && {
+          KAFKA_EVENTS_TOPIC: kafka.events,
+          KAFKA_CATALOG_TOPIC: kafka.catalog,
+          KAFKA_DLQ_TOPIC: kafka.dlq,
+          KAFKA_GROUP_ID: KAFKA_GROUP,
+        }),
         CLICKHOUSE_URL: '',
       },
       stdio: ['ignore', 'ignore', 'inherit'],
@@ -258,12 +278,17 @@ interface Step {
   size: number;
   stored: number;
   fill: number;
+  /** Records/s: POST /ingest of records over all DAYS (a backfill), of today's; Kafka, today's. */
   ingest: number;
+  ingestToday: number;
+  kafka: number;
   ready: number;
   redate: number;
   rss: number;
   peak: number;
   rssAfterIngest: number;
+  /** The service consuming Kafka, after its records (VmRSS, VmHWM). */
+  worker: { rss: number; peak: number };
   busiestRecords: number;
   medianRecords: number;
   disk: { table: string; bytes: number; rows: number; parts: number }[];
@@ -285,6 +310,81 @@ const TABLES = [
   'catalog',
 ];
 
+type Disk = { table: string; bytes: number; rows: number; parts: number }[];
+
+/** Each table's active parts (`system.parts`). */
+const diskOf = (svc: Service): Promise<Disk> =>
+  svc.db.query(
+    `SELECT table, sum(bytes_on_disk) AS bytes, sum(rows) AS rows, count() AS parts FROM system.parts
+     WHERE active AND database = currentDatabase() AND table IN {tables:Array(String)} GROUP BY table`,
+    { tables: TABLES },
+    READ_SETTINGS,
+  );
+
+/** The list's done dating generation (the stats statements read that generation's sets). */
+async function genOf(svc: Service, list: number): Promise<number> {
+  const [row] = await svc.db.query<{ gen: number }>(
+    'SELECT max(gen) AS gen FROM list_dating WHERE list_id = {list:UInt64} AND done = 1',
+    { list },
+    { output_format_json_quote_64bit_integers: 0 },
+  );
+  return row?.gen ?? 0;
+}
+
+/**
+ * The engine's answers (the stats statements themselves) for the busiest and the median list over all
+ * loaded days: all workflows, three, one with a trigger; compared across the retention.
+ */
+async function answersOf(svc: Service, today: string): Promise<unknown[]> {
+  const from = addDays(today, -DAYS);
+  const out: unknown[] = [];
+  for (const listId of [BUSIEST, MEDIAN]) {
+    const gen = await genOf(svc, listId);
+    for (const [workflowIds, triggerId] of [
+      [null, null],
+      [[1, 2, 3], null],
+      [[7], 2],
+    ] as const) {
+      const q: StatsQuery = {
+        listId,
+        workflowIds: workflowIds && [...workflowIds],
+        triggerId,
+        from,
+        to: today,
+      };
+      const { sql, params } = statsSql(q, gen);
+      out.push(await svc.db.read(sql, params, READ_SETTINGS));
+    }
+  }
+  return out;
+}
+
+/**
+ * RAW_RETENTION_DAYS on the filled store: the engine's TTL applied now (MATERIALIZE TTL; by default
+ * merges apply it as they go), each table's disk before and after, and the answers before and after,
+ * which must be identical (docs/lifecycle.md "Retention": answers are read from the derived state).
+ */
+async function retention(dir: string, today: string) {
+  let svc = await inProcess(dir);
+  const before = await answersOf(svc, today);
+  const kept = await diskOf(svc);
+  await svc.close();
+  svc = await inProcess(dir, { RAW_RETENTION_DAYS: String(RETENTION_DAYS) });
+  try {
+    await svc.recovered; // the start-up recovery sets the TTL
+    const t = performance.now();
+    await svc.db.command('ALTER TABLE events MATERIALIZE TTL', {}, { mutations_sync: '2' });
+    const seconds = (performance.now() - t) / 1000;
+    const after = await answersOf(svc, today);
+    const days = (a: unknown[]) => a.reduce<number>((n, rows) => n + (rows as unknown[]).length, 0);
+    if (JSON.stringify(after) !== JSON.stringify(before))
+      throw new Error(`answers changed across RAW_RETENTION_DAYS=${RETENTION_DAYS}`);
+    return { kept, disk: await diskOf(svc), seconds, answers: before.length, days: days(before) };
+  } finally {
+    await svc.close();
+  }
+}
+
 export async function growthBench(): Promise<string> {
   // BENCH_GROWTH_KEEP=1: the store is left on disk (its path printed) to look into after the run.
   const keep = process.env.BENCH_GROWTH_KEEP === '1';
@@ -293,6 +393,16 @@ export async function growthBench(): Promise<string> {
   const steps: Step[] = [];
   let sent = 0;
   let zone = 'Europe/Bucharest';
+  const broker = await benchBroker();
+  const run = Date.now();
+  const kafka: GrowthKafka = {
+    brokers: broker.brokers,
+    events: `growth-events-${run}`,
+    catalog: `growth-catalog-${run}`,
+    dlq: `growth-dlq-${run}`,
+  };
+  await createTopics(kafka.brokers, [kafka.events, kafka.catalog, kafka.dlq], 3);
+  let kept: Awaited<ReturnType<typeof retention>> | undefined;
   try {
     for (const [k, size] of STEPS.entries()) {
       // Fill through the pipeline (dedup, dating, day recompute), in this process.
@@ -313,12 +423,7 @@ export async function growthBench(): Promise<string> {
       const stored = await count('');
       const busiestRecords = await count(`WHERE list_id = ${BUSIEST}`);
       const medianRecords = await count(`WHERE list_id = ${MEDIAN}`);
-      const disk = await svc.db.query<{ table: string; bytes: number; rows: number; parts: number }>(
-        `SELECT table, sum(bytes_on_disk) AS bytes, sum(rows) AS rows, count() AS parts FROM system.parts
-         WHERE active AND database = currentDatabase() AND table IN {tables:Array(String)} GROUP BY table`,
-        { tables: TABLES },
-        READ_SETTINGS,
-      );
+      const disk = await diskOf(svc);
       // The distinct query sets, and the engine alone running their statements (this process).
       const sets = [BUSIEST, MEDIAN].flatMap((list) =>
         [30, 365].map((days) => ({
@@ -362,24 +467,53 @@ export async function growthBench(): Promise<string> {
           JSON.stringify({ type: 'list', list_id: BUSIEST, name: `list ${BUSIEST}`, timezone: zone }),
         ]);
         const redate = (performance.now() - r) / 1000;
-        // The next chunk's first records through POST /ingest (they count toward the next step).
-        const bodies: string[] = [];
-        for (const b of activity(PROBE, PROBE_BODY, `p${k}-`, today, 900 + k))
-          bodies.push(b.map((x) => JSON.stringify(x)).join('\n'));
-        r = performance.now();
-        const ingest = await postBodies(api.url, bodies);
+        // The next chunk's first records through POST /ingest (they count toward the next step): spread
+        // over all DAYS as the fill's (a backfill), then today's (a live stream).
+        const ndjson = (batches: Iterable<MailstatsRecord[]>) =>
+          [...batches].map((b) => b.map((x) => JSON.stringify(x)).join('\n'));
+        const ingest = await postBodies(
+          api.url,
+          ndjson(activity(PROBE, PROBE_BODY, `p${k}-`, today, 900 + k)),
+        );
+        const ingestToday = await postBodies(
+          api.url,
+          ndjson(activity(PROBE, PROBE_BODY, `t${k}-`, today, 1900 + k, 1)),
+        );
         sent += PROBE;
         const after = memoryOf(api.pid);
+        await api.stop();
+        // Today's records through Kafka, keyed by list as mailstats' producers do (docs/records.md), to
+        // the service started again consuming the bench's topics: from the first send (once it is ready)
+        // to the group's last commit, the broker's work and the service's on the same 2 cores.
+        const worker = await spawned(dir, kafka);
+        const messages = [...activity(KAFKA_PROBE, 10_000, `q${k}-`, today, 2900 + k, 1)].map((b) =>
+          b.map((x) => ({ key: 'list_id' in x ? String(x.list_id) : null, value: JSON.stringify(x) })),
+        );
+        r = performance.now();
+        let kafkaRate: number;
+        let workerMemory: { rss: number; peak: number };
+        try {
+          await produce(kafka.brokers, kafka.events, messages);
+          while (!(await committedToEnd(kafka.brokers, KAFKA_GROUP, kafka.events)))
+            await new Promise((res) => setTimeout(res, 200));
+          kafkaRate = KAFKA_PROBE / ((performance.now() - r) / 1000);
+          workerMemory = memoryOf(worker.pid);
+        } finally {
+          await worker.stop();
+        }
         steps.push({
           size,
           stored,
           fill,
           ingest,
+          ingestToday,
+          kafka: kafkaRate,
           ready: api.ready,
           redate,
           rss,
           peak: Math.max(peak, after.peak),
           rssAfterIngest: after.rss,
+          worker: workerMemory,
           busiestRecords,
           medianRecords,
           disk,
@@ -389,29 +523,48 @@ export async function growthBench(): Promise<string> {
         await api.stop();
       }
       console.error(`growth bench: step ${size} measured`);
+      console.error(report(steps)); // so far: a later step's failure does not lose this one's rows
     }
+    kept = await retention(dir, today);
+    console.error(`growth bench: RAW_RETENTION_DAYS=${RETENTION_DAYS} measured`);
   } finally {
+    await deleteTopics(kafka.brokers, [kafka.events, kafka.catalog, kafka.dlq]).catch(() => undefined);
+    await broker.stop();
     if (keep) console.error(`growth bench: the store is kept in ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
   }
-  return report(steps);
+  return report(steps, kept);
 }
 
 const mib = (b: number) => `${Math.round(b / 2 ** 20)} MiB`;
 
-function report(steps: Step[]): string {
+function report(steps: Step[], kept?: Awaited<ReturnType<typeof retention>>): string {
   const base = steps[0]!;
   const verdict = (ok: boolean, limit = '') => (ok ? 'met' : `**missed**${limit ? ` (${limit})` : ''}`);
   const perStep: (string | number)[][] = [];
   for (const s of steps) {
     const label = `${s.size / 1e6}M`;
-    perStep.push([
-      label,
-      'ingest, POST /ingest (next records, 25k-line bodies)',
-      `${rate(s.ingest)}/s (${Math.round((100 * s.ingest) / base.ingest)}% of 1M step)`,
-      `≥ ${TARGET.ingestShare * 100}% of the first step`,
-      verdict(s.ingest >= TARGET.ingestShare * base.ingest),
-    ]);
+    const ingestRows = [
+      [
+        'ingest, POST /ingest, a backfill (next records over all days, 25k-line bodies)',
+        s.ingest,
+        base.ingest,
+      ],
+      ["ingest, POST /ingest, today's records (25k-line bodies)", s.ingestToday, base.ingestToday],
+      [
+        `ingest, Kafka, today's records (${rate(KAFKA_PROBE)}, keyed by list; first send to last commit)`,
+        s.kafka,
+        base.kafka,
+      ],
+    ] as const;
+    for (const [name, value, first] of ingestRows)
+      perStep.push([
+        label,
+        name,
+        `${rate(value)}/s (${Math.round((100 * value) / first)}% of the first step)`,
+        `≥ ${TARGET.ingestShare * 100}% of the first step`,
+        verdict(value >= TARGET.ingestShare * first),
+      ]);
     for (const [i, r] of s.rows.entries()) {
       const b = base.rows[i]!;
       const ok = r.api.rate >= TARGET.distinctShare * b.api.rate && r.api.p99 <= TARGET.p99;
@@ -429,6 +582,13 @@ function report(steps: Step[]): string {
       `${mib(s.rss)}; ${mib(s.rssAfterIngest)}; ${mib(s.peak)}`,
       '≤ 1 GiB',
       verdict(Math.max(s.rss, s.rssAfterIngest) <= TARGET.rssBytes),
+    ]);
+    perStep.push([
+      label,
+      'the same service consuming Kafka, memory after its records (RSS; peak)',
+      `${mib(s.worker.rss)}; ${mib(s.worker.peak)}`,
+      '',
+      '',
     ]);
     perStep.push([
       label,
@@ -458,7 +618,7 @@ function report(steps: Step[]): string {
       ]),
   );
   return [
-    `One store (embedded) filled in steps; ${LISTS.toLocaleString('en-US')} lists drawn by Zipf's law (s = 1: the busiest list ~10% of the records; the median list by records, half of them in busier lists, is rank ${MEDIAN}), ${WORKFLOWS} workflows, ${TRIGGERS} triggers, ${SUBSCRIBERS / 1000}k subscribers, ${DAYS} days in time order, ${DUPLICATES * 100}% duplicates (a recent record sent again). Filled through the pipeline in this process (dedup, dating, day recompute; ${FILL_BATCH.toLocaleString('en-US')}-record writes). At each step the service runs as its own process (\`node --import tsx main.ts\`, default settings) on that store: time to ready; distinct answers (autocannon, ${CONNECTIONS} connections, ${SECONDS} s; each request a query never asked before: a period of the row's length ending anywhere in the loaded days, all workflows / one workflow / 2–5 workflows, a quarter with a trigger), after the list was asked once over the days the row's queries cover (its held rows and those days' sets read); its memory (/proc VmRSS, VmHWM: the embedded engine is in the process); a re-dating of the busiest list; then ${PROBE.toLocaleString('en-US')} records of the next chunk through POST /ingest. The engine alone: the same queries' single statements, ${CONNECTIONS} callers on the read connections, in the bench process on the same store. Targets are against the first step.`,
+    `One store (embedded) filled in steps; ${LISTS.toLocaleString('en-US')} lists drawn by Zipf's law (s = 1: the busiest list ~10% of the records; the median list by records, half of them in busier lists, is rank ${MEDIAN}), ${WORKFLOWS} workflows, ${TRIGGERS} triggers, ${SUBSCRIBERS / 1000}k subscribers, ${DAYS} days in time order, ${DUPLICATES * 100}% duplicates (a recent record sent again). Filled through the pipeline in this process (dedup, dating, day recompute; ${FILL_BATCH.toLocaleString('en-US')}-record writes). At each step the service runs as its own process (\`node --import tsx main.ts\`, default settings) on that store: time to ready; distinct answers (autocannon, ${CONNECTIONS} connections, ${SECONDS} s; each request a query never asked before: a period of the row's length ending anywhere in the loaded days, all workflows / one workflow / 2–5 workflows, a quarter with a trigger), after the list was asked once over the days the row's queries cover (its held rows and those days' sets read); its memory (/proc VmRSS, VmHWM: the embedded engine is in the process); a re-dating of the busiest list; then through POST /ingest ${PROBE.toLocaleString('en-US')} records of the next chunk spread over all days (a backfill) and ${PROBE.toLocaleString('en-US')} dated today (a live stream), and ${KAFKA_PROBE.toLocaleString('en-US')} dated today through Kafka, to the service started again consuming a local Apache Kafka broker's topics (produced as fast as the broker takes them, timed from the first send to the group's last commit). The engine alone: the same queries' single statements, ${CONNECTIONS} callers on the read connections, in the bench process on the same store. Targets are against the first step.`,
     '',
     `Steps: ${steps.map((s) => `${s.size / 1e6}M sent (${rate(s.stored)} stored; busiest list ${rate(s.busiestRecords)}, median ${rate(s.medianRecords)}; filled at ${rate(s.fill)}/s)`).join('; ')}.`,
     '',
@@ -467,5 +627,25 @@ function report(steps: Step[]): string {
     'Disk per table (active parts, `system.parts`), bytes per stored raw record:',
     '',
     table(['step', 'table', 'rows', 'parts', 'on disk', 'bytes / raw record'], diskRows),
+    ...(kept ? ['', ...retentionReport(kept)] : []),
   ].join('\n');
+}
+
+function retentionReport(r: Awaited<ReturnType<typeof retention>>): string[] {
+  const total = (d: Disk) => d.reduce((n, t) => n + t.bytes, 0);
+  const byTable = new Map(r.disk.map((t) => [t.table, t]));
+  const rows = [...r.kept]
+    .sort((a, b) => b.bytes - a.bytes)
+    .map((t) => {
+      const after = byTable.get(t.table);
+      return [t.table, mib(t.bytes), after ? `${mib(after.bytes)} (${rate(after.rows)} rows)` : '0 MiB'];
+    });
+  rows.push(['all', mib(total(r.kept)), mib(total(r.disk))]);
+  const raw = r.kept.find((t) => t.table === 'events')?.rows ?? 0;
+  const perRecord = (d: Disk) => (total(d) / raw).toFixed(1);
+  return [
+    `Raw-event retention on the last step's store: \`RAW_RETENTION_DAYS=${RETENTION_DAYS}\` set and applied at once (\`ALTER TABLE events MATERIALIZE TTL\`, ${r.seconds.toFixed(1)} s; by default merges apply it as they go). ${r.answers} answers (the busiest and the median list over all ${DAYS} days: all workflows, three, one with a trigger; ${rate(r.days)} day rows) read by the stats statements before and after: identical. Disk ${perRecord(r.kept)} → ${perRecord(r.disk)} bytes per raw record (the ${rate(raw)} stored before):`,
+    '',
+    table(['table', 'everything kept', `RAW_RETENTION_DAYS=${RETENTION_DAYS}`], rows),
+  ];
 }
