@@ -1,11 +1,9 @@
-import { createServer, type Server } from 'node:http';
-import express from 'express';
 import type { Db } from '../shared/clickhouse/client.js';
 import { READ_SETTINGS, statsSql, type StatsQuery } from '../shared/clickhouse/stats-store.js';
 import type { StatsCache } from '../query-api/stats/cache.js';
 import { BENCH } from './stats-data.js';
 import { cannon, distinctSet, warmList } from './stats-mix.js';
-import { percentile, table } from './support.js';
+import { bareRoute, percentile, table } from './support.js';
 
 /** Issue 20's stats targets. */
 const TARGET = { distinctRate: 250, distinctP99: 50, cachedShare: 0.7 };
@@ -118,19 +116,7 @@ export async function statsRound2(
   cache.enabled = true;
   const path = `${apiBase}days=30`;
   const body = Buffer.from(await (await fetch(origin + path)).arrayBuffer());
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  app.get('/fixed', (_req, res) => {
-    res.type('application/json').send(body);
-  });
-  const server: Server = createServer(app);
-  const expressOrigin = await new Promise<string>((ok) =>
-    server.listen(0, '127.0.0.1', () => {
-      const a = server.address();
-      ok(`http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`);
-    }),
-  );
+  const { origin: expressOrigin, close } = await bareRoute(body);
   // Alternated rounds (service, Express, service, Express), best of each: the machine is shared, and
   // a change of load between two back-to-back pairs would otherwise bias the ratio.
   const round = async (o: string, p: string) =>
@@ -149,7 +135,7 @@ export async function statsRound2(
       (await cannon(origin, variants, CACHED_CONNECTIONS)).requests.total / SECONDS,
     );
   }
-  await new Promise<void>((ok) => server.close(() => ok()));
+  await close();
   rows.push([
     `a cached answer (30 days, all workflows, ${body.length.toLocaleString('en-US')} bytes), ${CACHED_CONNECTIONS} connections`,
     `${rate(cached)}/s = ${Math.round((cached / bare) * 100)}% of the bare Express route (${rate(bare)}/s, same bytes)`,

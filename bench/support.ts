@@ -1,8 +1,10 @@
 import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../shared/config.js';
 import { startService, type Service } from '../service/start.js';
+import express from 'express';
 
 export const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -49,4 +51,25 @@ export async function benchService(env: Record<string, string> = {}): Promise<Se
 export function table(header: string[], rows: (string | number)[][]): string {
   const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+/**
+ * A bare Express route answering `body` (JSON bytes) at `/fixed`: the ceiling of sending those bytes
+ * with the framework the service uses, served by the bench process. `close` stops it.
+ */
+export async function bareRoute(body: Buffer): Promise<{ origin: string; close: () => Promise<void> }> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.get('/fixed', (_req, res) => {
+    res.type('application/json').send(body);
+  });
+  const server = createServer(app);
+  const origin = await new Promise<string>((ok) =>
+    server.listen(0, '127.0.0.1', () => {
+      const a = server.address();
+      ok(`http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`);
+    }),
+  );
+  return { origin, close: () => new Promise<void>((ok) => server.close(() => ok())) };
 }
