@@ -23,6 +23,7 @@ const FAULT_AND_STORAGE_SUITES = [
     'dedup-ledger',
     'list-redating',
     'batch-scopes',
+    'day-recompute-reads',
     'pipeline-slices',
     'migration-lock',
     'server-startup',
