@@ -12,15 +12,10 @@ export interface StatsQuery {
   to: string;
 }
 
-/**
- * Money leaves as exact decimal strings; counts as plain JSON numbers. Answers read a list's period,
- * which daily_sets' own order serves: the engine need not weigh its day-first projection (migration 9,
- * kept for the day recompute) for each of them.
- */
+/** Money leaves as exact decimal strings; counts as plain JSON numbers. */
 export const READ_SETTINGS = {
   output_format_json_quote_decimals: 1,
   output_format_json_quote_64bit_integers: 0,
-  optimize_use_projections: 0,
 } as const;
 
 /** The list's current generation: given (embedded, held in memory) or looked up in the same statement. */
