@@ -23,7 +23,6 @@ const FAULT_AND_STORAGE_SUITES = [
     'dedup-ledger',
     'list-redating',
     'batch-scopes',
-    'day-recompute-reads',
     'pipeline-slices',
     'migration-lock',
     'server-startup',

@@ -104,7 +104,8 @@ const inBatch = (...columns: string[]) => {
  * (issue 34). Each part aggregates only the rows its shapes read (columns by position: 0 is
  * "all workflows" / "any trigger").
  */
-export const RECOMPUTE_BATCH_SELECT = `
+const RECOMPUTE_BATCH = `
+  INSERT INTO daily_scopes (${SCOPE_COLUMNS})
   SELECT list_id, 0, 0, day, gen, ${STATS_SELECT}, ${VERSION}
   FROM daily_sets
   WHERE ${inBatch()}
@@ -119,7 +120,6 @@ export const RECOMPUTE_BATCH_SELECT = `
   FROM daily_sets
   WHERE trigger_id != 0 AND ${inBatch('trigger_id')}
   GROUP BY list_id, gen, day, trigger_id`;
-const RECOMPUTE_BATCH = `INSERT INTO daily_scopes (${SCOPE_COLUMNS}) ${RECOMPUTE_BATCH_SELECT}`;
 
 /** Per list of a batch: the lowest generation its stored rows carry (read back after the insert). */
 const STORED_GENS = `

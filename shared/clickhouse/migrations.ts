@@ -280,21 +280,4 @@ export const MIGRATIONS: Migration[] = [
       ORDER BY list_id`,
     ],
   },
-  {
-    version: 9,
-    name: 'daily sets by day',
-    statements: [
-      // The day recompute of a write reads the sets of the (list, day) pairs it touched, but daily_sets is
-      // sorted by workflow before day (for the answers' reads), so a touched day of a list meant reading
-      // every row of that list in the day's month. A second copy of each part sorted by day first (a
-      // projection: kept in the same part, so it is written, deduplicated, merged, mutated and backed up
-      // with it) lets the recompute read just those days (ARCHITECTURE.md, "Storage"). An aggregating
-      // table's merges must rebuild it. Parts stored before get it in the background (a mutation); until
-      // then a read takes those parts' rows from the main copy, with the same result.
-      `ALTER TABLE daily_sets MODIFY SETTING deduplicate_merge_projection_mode = 'rebuild'`,
-      `ALTER TABLE daily_sets ADD PROJECTION IF NOT EXISTS by_day
-        (SELECT * ORDER BY day, list_id, gen, workflow_id, trigger_id, type)`,
-      `ALTER TABLE daily_sets MATERIALIZE PROJECTION by_day`,
-    ],
-  },
 ];
