@@ -3,7 +3,7 @@ import type { StatsQuery } from '../../shared/clickhouse/stats-store.js';
 import type { Config } from '../../shared/config.js';
 import { countStatsCache } from '../../shared/metrics.js';
 import type { ChangeListener } from '../../shared/clickhouse/list-changes.js';
-import type { JsonAnswer } from '../api12/json-answer.js';
+import { JsonAnswer } from '../api12/json-answer.js';
 
 /** Bounds of the answer cache: entries, and bytes (the answers' own plus a fixed overhead each). */
 export const STATS_CACHE_MAX_ENTRIES = 10_000;
@@ -142,8 +142,12 @@ export class StatsCache implements ChangeListener {
     try {
       const result = await answer;
       if (this.version(q.listId) === version) {
-        this.lru.set(key, { version, answer: result });
-        this.origins.set(result, { key, listId: q.listId });
+        // Kept as its bytes alone (a later hit that needs the object parses them): the object an answer
+        // was made from is ~30 fields a day, and a cache full of year-long answers kept them all in the
+        // old generation for every full collection to mark (BENCHMARKS.md, Growth).
+        const kept = new JsonAnswer<T>(result.bytes);
+        this.lru.set(key, { version, answer: kept });
+        for (const a of [result, kept]) this.origins.set(a, { key, listId: q.listId });
       }
       return result;
     } finally {

@@ -116,6 +116,6 @@ export async function automationStats(
 export async function statsAnswer(deps: StatsDeps, req: StatsRequest): Promise<JsonAnswer<StatsRecord[]>> {
   const { listId, query, currency } = req;
   const answer = async () =>
-    JsonAnswer.from((await statsDays(deps, query)).map((d) => toStatsRecord(d, listId, currency)));
+    JsonAnswer.fromArray((await statsDays(deps, query)).map((d) => toStatsRecord(d, listId, currency)));
   return deps.cache ? deps.cache.read(query, currency, answer) : answer();
 }

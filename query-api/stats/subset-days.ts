@@ -195,7 +195,11 @@ function addUnits(sum: number | bigint, decimal: string): number | bigint {
 
 /** Units → the decimal text ClickHouse would send ("12.3400"). */
 function units4(sum: number | bigint): string {
-  const u = BigInt(sum);
+  if (typeof sum === 'number') {
+    const frac = sum % 10_000; // exact for a safe integer, and so is the division of the rest
+    return `${(sum - frac) / 10_000}.${String(frac).padStart(4, '0')}`;
+  }
+  const u = sum;
   return `${u / 10_000n}.${(u % 10_000n).toString().padStart(4, '0')}`;
 }
 

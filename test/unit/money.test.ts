@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   averageCents,
+  dayMoney,
   centsToNumber,
   formatCents,
   percent,
@@ -171,5 +172,62 @@ describe('percent: 100 × part ÷ whole to 2 decimals, half away from zero', () 
     expect(percent(1, 400)).toBe(0.25);
     expect(percent(1, 160)).toBe(0.63);
     expect(percent(3, 8000)).toBe(0.04);
+  });
+});
+
+describe('dayMoney: a day revenue and AOV, the same as the BigInt path at every size', () => {
+  /** The exact path, term by term (what toStatsRecord computed before dayMoney). */
+  const exact = (decimal: string, count: number) => {
+    const units = toUnits4(decimal);
+    const [cents, aov] = [unitsToCents(units), averageCents(units, count)];
+    return {
+      value: centsToNumber(cents),
+      formatted: formatCents(cents),
+      aov: centsToNumber(aov),
+      formattedAov: formatCents(aov),
+    };
+  };
+  it.each([
+    ['0.0000', 0],
+    ['0.0050', 1],
+    ['0.0049', 1],
+    ['2.6750', 1],
+    ['1234567.8950', 3],
+    ['10.0000', 3],
+    ['20.0000', 3],
+    ['999.9950', 7],
+    ['450359962737.0495', 1], // 2 × units + 100 is just past 2^53: the BigInt path
+    ['450359962737.0496', 2],
+    ['225179981368.5247', 1], // just below it: the plain-number path
+    ['99999999999999999999999999999999.9999', 12345], // Decimal(38,4)'s largest
+  ] as const)('%s over %s purchases', (decimal, count) => {
+    expect(dayMoney(decimal, count)).toEqual(exact(decimal, count));
+  });
+  it('agrees with the BigInt path on 20,000 seeded amounts and counts', () => {
+    let seed = 42;
+    const rnd = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    for (let i = 0; i < 20_000; i++) {
+      const digits = 1 + Math.floor(rnd() * 16);
+      const int = String(Math.floor(rnd() * 10 ** digits));
+      const frac = String(Math.floor(rnd() * 10_000)).padStart(4, '0');
+      const count = Math.floor(rnd() * (rnd() < 0.5 ? 10 : 1e9));
+      expect(dayMoney(`${int}.${frac}`, count), `${int}.${frac} / ${count}`).toEqual(
+        exact(`${int}.${frac}`, count),
+      );
+    }
+  });
+});
+
+describe('percent: the plain-number path and the BigInt one agree', () => {
+  it('on seeded parts and wholes, small and past 2^53 ÷ 20,000', () => {
+    const big = (part: number, whole: number) =>
+      whole === 0 ? 0 : Number((2n * BigInt(part) * 10_000n + BigInt(whole)) / (2n * BigInt(whole))) / 100;
+    let seed = 7;
+    const rnd = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    for (let i = 0; i < 20_000; i++) {
+      const whole = Math.floor(rnd() * 10 ** (1 + Math.floor(rnd() * 15)));
+      const part = Math.floor(rnd() * (whole + 1));
+      expect(percent(part, whole), `${part} / ${whole}`).toBe(big(part, whole));
+    }
   });
 });
