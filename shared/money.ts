@@ -41,8 +41,8 @@ export function percent(part: number, whole: number): number {
   return Number(divRound(BigInt(part) * 10_000n, BigInt(whole))) / 100;
 }
 
-/** toUnits4 as a plain number while it is a safe integer, else undefined. */
-function safeUnits4(decimal: string): number | undefined {
+/** toUnits4 as a plain number while it is surely a safe integer, else undefined (then toUnits4). */
+export function safeUnits4(decimal: string): number | undefined {
   const dot = decimal.indexOf('.');
   const int = dot < 0 ? decimal : decimal.slice(0, dot);
   if (int.length > 11) return undefined; // ≥ 10^11 × 10^4 units may not be safe: the BigInt path

@@ -1,7 +1,7 @@
 import type { DayCounters } from '../../shared/clickhouse/schema.js';
 import { SCOPE_COUNTERS } from '../../shared/clickhouse/schema.js';
 import { UNIQUE_TYPES, type ScopeDaySet, type StatsQuery } from '../../shared/clickhouse/stats-store.js';
-import { toUnits4 } from '../../shared/money.js';
+import { safeUnits4, toUnits4 } from '../../shared/money.js';
 
 /**
  * One (workflow, trigger) scope's subscriber sets: per day, one run per unique type of the subscribers'
@@ -171,22 +171,13 @@ export function firstAtOrAfter<T>(
   return lo;
 }
 
-/** Decimal(38,4) text → its units as a number, or undefined past 2^53 (then BigInt). */
-function smallUnits(decimal: string): number | undefined {
-  const dot = decimal.indexOf('.');
-  const int = Number(dot < 0 ? decimal : decimal.slice(0, dot));
-  const frac = dot < 0 ? 0 : Number(decimal.slice(dot + 1, dot + 5).padEnd(4, '0'));
-  const units = int * 10_000 + frac;
-  return Number.isSafeInteger(units) ? units : undefined;
-}
-
 /**
  * A sum of Decimal(38,4) amounts in units, exact: in a plain number while it stays below 2^53 (a BigInt
  * per amount was a third of a 25-workflow answer's time), else in a BigInt.
  */
 function addUnits(sum: number | bigint, decimal: string): number | bigint {
   if (typeof sum === 'number') {
-    const units = smallUnits(decimal);
+    const units = safeUnits4(decimal);
     if (units !== undefined && Number.isSafeInteger(sum + units)) return sum + units;
     return BigInt(sum) + toUnits4(decimal);
   }
@@ -199,8 +190,7 @@ function units4(sum: number | bigint): string {
     const frac = sum % 10_000; // exact for a safe integer, and so is the division of the rest
     return `${(sum - frac) / 10_000}.${String(frac).padStart(4, '0')}`;
   }
-  const u = sum;
-  return `${u / 10_000n}.${(u % 10_000n).toString().padStart(4, '0')}`;
+  return `${sum / 10_000n}.${(sum % 10_000n).toString().padStart(4, '0')}`;
 }
 
 /**
