@@ -236,7 +236,8 @@ export class Pipeline {
   /**
    * At start: bound the dedup ledger to the window in force, and finish any re-dating a crash or an
    * error left over (a list whose catalog time zone differs from the zone its rows are dated in, or
-   * whose newest dating generation was claimed but never completed). Queued like a write, so writes
+   * whose newest dating generation was claimed but never completed; on a server, claimed before this
+   * process began: one claimed since may be a live process's, still completing it). Queued like a write, so writes
    * wait for it. Run once at start.
    */
   recover(): Promise<void> {
@@ -439,8 +440,9 @@ export class Pipeline {
   /**
    * Make sure the list's rows are dated in its catalog time zone and return the generation (and zone)
    * new rows are written in. Re-dates when the zones differ, when the newest generation was claimed
-   * but abandoned (by this process after an error, by any process when `takeOver` or in embedded mode,
-   * or by another process for longer than TAKE_OVER_S), or when `force`d (rows written concurrently may have been
+   * but abandoned (by this process after an error, in embedded mode by any process, when `takeOver` (the
+   * start-up recovery) by a process before this one began, or by another process for longer than
+   * TAKE_OVER_MS), or when `force`d (rows written concurrently may have been
    * missed). Loops until the zone it dated in is still the catalog's after the fact, so a catalog
    * change racing a re-dating is never left behind.
    */
@@ -464,7 +466,10 @@ export class Pipeline {
           return { gen: d.gen, timeZone };
         }
         const abandoned =
-          opts.takeOver || this.events.soleWriter || d.owner === this.events.instance || d.age > TAKE_OVER_S;
+          this.events.soleWriter ||
+          d.owner === this.events.instance ||
+          d.ageMs > TAKE_OVER_MS ||
+          (opts.takeOver === true && this.events.claimedBeforeStart(d.ageMs));
         // Another process is completing it: write into that generation; it becomes visible with it.
         if (!abandoned) return { gen: d.gen, timeZone };
       }
@@ -505,4 +510,4 @@ interface WritePart {
 }
 
 /** A claim older than this, of a process that may have died, is taken over by the next writer. */
-const TAKE_OVER_S = 600;
+const TAKE_OVER_MS = 600_000;

@@ -21,8 +21,8 @@ export interface Dating {
   done: boolean;
   /** The EventStore instance that claimed it. */
   owner: string;
-  /** Seconds since the claim. */
-  age: number;
+  /** Milliseconds since the (earliest) claim, by the engine's clock. */
+  ageMs: number;
 }
 
 /** A record as a row of `events`, in EVENT_COLUMNS order. */
@@ -149,7 +149,7 @@ const STALE_LISTS = `
  */
 const DATING = `
   SELECT list_id, gen, timezone, max(done) AS is_done, argMin(owner, (done, at, owner)) AS owner,
-    dateDiff('second', min(at), now64(6)) AS age
+    dateDiff('millisecond', min(at), now64(6)) AS age_ms
   FROM list_dating
   WHERE {all:Bool} OR list_id IN {lists:Array(UInt64)}
   GROUP BY list_id, gen, timezone
@@ -181,6 +181,17 @@ const INT_SETTINGS = { output_format_json_quote_64bit_integers: 0 } as const;
 export class EventStore {
   /** Names this instance's claims in list_dating. */
   readonly instance = randomUUID();
+  /** When this instance (its process) began, on a monotonic clock. */
+  private readonly started = performance.now();
+
+  /**
+   * Whether a dating claim `ageMs` old was made before this instance began: only such a claim can be
+   * one a crash left for this process's start-up recovery. On a server a claim made since may be a
+   * live process's, busy completing it (a recovery that took it over re-dated a list for nothing).
+   */
+  claimedBeforeStart(ageMs: number): boolean {
+    return ageMs > performance.now() - this.started;
+  }
   /**
    * Embedded: one process owns the data directory, so a claim of another instance is a dead one's.
    * A server may have other writers, whose claims are theirs until TAKE_OVER_S.
@@ -415,9 +426,11 @@ export class EventStore {
       timezone: string;
       is_done: number;
       owner: string;
-      age: number;
+      age_ms: number;
     }>(DATING, { all: lists === undefined, lists: lists ?? [] }, INT_SETTINGS);
-    return new Map(rows.map(({ is_done, ...r }) => [r.list_id, { ...r, done: is_done === 1 }]));
+    return new Map(
+      rows.map(({ is_done, age_ms, ...r }) => [r.list_id, { ...r, ageMs: age_ms, done: is_done === 1 }]),
+    );
   }
 
   /**

@@ -163,4 +163,33 @@ describe('two server-mode processes claiming the same new lists at once', () => 
     );
     expect(stored).toEqual([{ n: 2, gens: [1] }]);
   });
+
+  it("a start-up recovery leaves a live process's claim made after it started to that process", async () => {
+    // Process b is running (started above); then a claims a re-dating of one list (generation 2, in
+    // progress), and a process that died before b started left a claim of another list. b's start-up
+    // recovery ran at its start; it is run once more here to stand for one running late (a loaded machine).
+    const [live, dead] = [7100, 7101];
+    await a.pipeline.write(catalog([live, dead], zoneOf));
+    const claimAt = async (list: number, owner: string, ago: string) =>
+      a.db.command(
+        `INSERT INTO list_dating (list_id, gen, timezone, done, owner, at)
+         VALUES ({list:UInt64}, 2, {zone:String}, 0, {owner:String}, now64(6) - INTERVAL ${ago})`,
+        { list, zone: zoneOf(list), owner },
+      );
+    await claimAt(live, 'a-live-instance', '0 SECOND');
+    await claimAt(dead, 'a-dead-instance', '1 HOUR');
+    await b.pipeline.recover();
+    const rows = await a.db.query<{ list_id: number; gen: number; done: number; owner: string }>(
+      `SELECT list_id, gen, max(done) AS done, any(owner) AS owner FROM list_dating
+       WHERE list_id IN ({live:UInt64}, {dead:UInt64}) AND gen >= 2 GROUP BY list_id, gen ORDER BY list_id, gen`,
+      { live, dead },
+      INT,
+    );
+    // The live claim is still its owner's alone; the dead one's was taken over at once (generation 3).
+    expect(rows.map(({ owner, ...r }) => ({ ...r, byB: !owner.startsWith('a-') }))).toEqual([
+      { list_id: live, gen: 2, done: 0, byB: false },
+      { list_id: dead, gen: 2, done: 0, byB: false },
+      { list_id: dead, gen: 3, done: 1, byB: true },
+    ]);
+  });
 });
