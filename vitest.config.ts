@@ -56,6 +56,7 @@ export const SERVER_SUITES = [
   'test/server/replica-freshness.test.ts',
   'test/server/pipeline-dating.test.ts',
   'test/server/concurrent-claims.test.ts',
+  'test/integration/day-recompute-reads.test.ts',
   // --- storage, ingest, API and fault suites ---
   ...FAULT_AND_STORAGE_SUITES,
   // --- end of storage, ingest, API and fault suites ---

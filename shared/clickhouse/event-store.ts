@@ -9,7 +9,9 @@ import {
   CARRY_SETS,
   EVENT_COLUMNS,
   REDATE_RETAINED_SETS,
+  RECENT_READ_FROM,
   REDATE_SETS,
+  SET_COLUMNS,
   STATS_NAMES,
   STATS_SELECT,
 } from './schema.js';
@@ -84,13 +86,19 @@ const recomputeScopes = (where: string) => `
   HAVING ${NOT_NO_TRIGGER}`;
 
 /**
- * The rows whose (list, gen, day, …columns) is one of the batch's. Only the tuple set: the engine prunes
- * partitions and the key by it (EXPLAIN: "toYYYYMM(day) in set", "(list_id, day) in set"); day bounds
- * beside it made the recompute slower, not faster (BENCHMARKS.md's history).
+ * The set rows whose (list, gen, day, …columns) is one of the batch's: of its recent days from
+ * recent_sets, of the others from daily_sets. Only the tuple set in each: the engine prunes partitions
+ * and the key by it (EXPLAIN: "toYYYYMM(day) in set", "(list_id, day) in set"; a set with no tuple
+ * reads nothing); day bounds beside it made the recompute slower, not faster (BENCHMARKS.md's history).
  */
-const inBatch = (...columns: string[]) => {
+const setsInBatch = (...columns: string[]) => {
   const tuple = ['list_id', 'gen', 'day', ...columns].join(', ');
-  return `(${tuple}) IN (SELECT ${tuple} FROM ingest_batches WHERE batch_id = {batch:String})`;
+  const cells = (days: string) =>
+    `(${tuple}) IN (SELECT ${tuple} FROM ingest_batches WHERE batch_id = {batch:String} AND day ${days})`;
+  return `(
+    SELECT ${SET_COLUMNS} FROM recent_sets WHERE ${cells(`>= ${RECENT_READ_FROM}`)}
+    UNION ALL
+    SELECT ${SET_COLUMNS} FROM daily_sets WHERE ${cells(`< ${RECENT_READ_FROM}`)})`;
 };
 
 /**
@@ -102,24 +110,23 @@ const inBatch = (...columns: string[]) => {
  * type and day), so a read takes it from there (a period's engine read ~2× a precomputed one's, tens of
  * ms), and over 10,000 lists they were a third of the rows written and ~15–35% of the recompute's time
  * (issue 34). Each part aggregates only the rows its shapes read (columns by position: 0 is
- * "all workflows" / "any trigger").
+ * "all workflows" / "any trigger"). The sets of recent days come from recent_sets (sorted by day: the
+ * touched days alone), those of older days from daily_sets (a touched list's whole month).
  */
-const RECOMPUTE_BATCH = `
-  INSERT INTO daily_scopes (${SCOPE_COLUMNS})
+export const RECOMPUTE_BATCH_SELECT = `
   SELECT list_id, 0, 0, day, gen, ${STATS_SELECT}, ${VERSION}
-  FROM daily_sets
-  WHERE ${inBatch()}
+  FROM ${setsInBatch()}
   GROUP BY list_id, gen, day
   UNION ALL
   SELECT list_id, workflow_id, 0, day, gen, ${STATS_SELECT}, ${VERSION}
-  FROM daily_sets
-  WHERE ${inBatch('workflow_id')}
+  FROM ${setsInBatch('workflow_id')}
   GROUP BY list_id, gen, day, workflow_id
   UNION ALL
   SELECT list_id, 0, trigger_id, day, gen, ${STATS_SELECT}, ${VERSION}
-  FROM daily_sets
-  WHERE trigger_id != 0 AND ${inBatch('trigger_id')}
+  FROM ${setsInBatch('trigger_id')}
+  WHERE trigger_id != 0
   GROUP BY list_id, gen, day, trigger_id`;
+const RECOMPUTE_BATCH = `INSERT INTO daily_scopes (${SCOPE_COLUMNS}) ${RECOMPUTE_BATCH_SELECT}`;
 
 /** Per list of a batch: the lowest generation its stored rows carry (read back after the insert). */
 const STORED_GENS = `
@@ -562,7 +569,7 @@ export class EventStore {
    * Housekeeping only: a failure here (e.g. too many unfinished mutations) leaves rows nobody reads.
    */
   async dropOlderGenerations(listId: number, gen: number): Promise<void> {
-    for (const table of ['daily_sets', 'daily_scopes'])
+    for (const table of ['daily_sets', 'recent_sets', 'daily_scopes'])
       await this.db.command(
         `ALTER TABLE ${table} DELETE WHERE list_id = {list:UInt64} AND gen < {gen:UInt64}`,
         { list: listId, gen },

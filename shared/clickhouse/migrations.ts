@@ -4,7 +4,9 @@ import {
   DAILY_SETS_SELECT,
   DAILY_SETS_VIEW_QUERY,
   DAILY_SETS_VIEW_QUERY_V4,
+  RECENT_SET_DAYS,
   SCOPE_COUNTERS,
+  SET_COLUMNS,
 } from './schema.js';
 
 export interface Migration {
@@ -278,6 +280,42 @@ export const MIGRATIONS: Migration[] = [
         version UInt64
       ) ENGINE = ReplacingMergeTree(version)
       ORDER BY list_id`,
+    ],
+  },
+  {
+    version: 9,
+    name: 'recent sets',
+    statements: [
+      // The day recompute of a write reads every set row of the (list, day) cells it touched. daily_sets
+      // is sorted by list and workflow before day (for the answers' reads), so a cell meant reading the
+      // list's whole month: at 100M records a write of today's records read a whole month's partition.
+      // recent_sets holds the same rows of the last RECENT_SET_DAYS days only, sorted by day first and
+      // dropped whole by day, fed by a view on every insert into daily_sets (the events view's blocks,
+      // re-datings, carried days), so the recompute of recent days reads just those days
+      // (ARCHITECTURE.md, "Storage"). Emptied and filled again when run again (an interrupted start).
+      `CREATE TABLE IF NOT EXISTS recent_sets (
+        day Date,
+        list_id UInt64,
+        gen UInt64,
+        workflow_id UInt64,
+        trigger_id UInt64,
+        type ${ACTIVITY_ENUM},
+        subs AggregateFunction(groupBitmap, UInt64),
+        n SimpleAggregateFunction(sum, UInt64),
+        ok SimpleAggregateFunction(sum, UInt64),
+        failed SimpleAggregateFunction(sum, UInt64),
+        ron SimpleAggregateFunction(sum, Decimal(38, 4)),
+        eur SimpleAggregateFunction(sum, Decimal(38, 4))
+      ) ENGINE = AggregatingMergeTree
+      PARTITION BY day
+      ORDER BY (day, list_id, gen, workflow_id, trigger_id, type)
+      TTL day + INTERVAL ${RECENT_SET_DAYS + 1} DAY
+      SETTINGS non_replicated_deduplication_window = 1000, ttl_only_drop_parts = 1`,
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS recent_sets_mv TO recent_sets AS
+        SELECT ${SET_COLUMNS} FROM daily_sets WHERE day >= today() - ${RECENT_SET_DAYS}`,
+      `TRUNCATE TABLE recent_sets`,
+      `INSERT INTO recent_sets (${SET_COLUMNS})
+        SELECT ${SET_COLUMNS} FROM daily_sets WHERE day >= today() - ${RECENT_SET_DAYS}`,
     ],
   },
 ];

@@ -72,6 +72,21 @@ export const DAILY_SETS_VIEW_QUERY_V4 = `
   FROM events
   GROUP BY list_id, day, workflow_id, trigger_id, type, gen`;
 
+/** The columns of a daily_sets row, in the order every statement that copies one names them. */
+export const SET_COLUMNS = 'list_id, day, workflow_id, trigger_id, type, gen, subs, n, ok, failed, ron, eur';
+
+/**
+ * recent_sets (migration 9) keeps the daily_sets rows of the days since `today() - RECENT_SET_DAYS` (the
+ * engine's clock), sorted by day first, for the day recompute of a write (ARCHITECTURE.md, "Storage").
+ */
+export const RECENT_SET_DAYS = 7;
+/**
+ * The days the recompute reads from recent_sets: one day inside what it keeps, so that neither a
+ * midnight between a write's insert and its recompute nor a time zone's local date ahead of the engine's
+ * can put a day it reads past the edge of what the view copied or what the TTL drops.
+ */
+export const RECENT_READ_FROM = `today() - ${RECENT_SET_DAYS - 1}`;
+
 /** The view feeding daily_sets from every insert into events (per generation; since migration 8 with buyers). */
 export const DAILY_SETS_VIEW_QUERY = `
   SELECT list_id, day, workflow_id, trigger_id, type, gen, ${SET_STATES}

@@ -57,6 +57,7 @@ describe('migrations rewritten for CLICKHOUSE_CLUSTER', () => {
       'event_ids',
       'ingest_batches',
       'daily_sets',
+      'recent_sets',
       'daily_scopes',
       'catalog',
       'kafka_progress',
@@ -66,6 +67,9 @@ describe('migrations rewritten for CLICKHOUSE_CLUSTER', () => {
       );
     expect(out).toContain(
       "CREATE MATERIALIZED VIEW IF NOT EXISTS daily_sets_mv ON CLUSTER 'prod' TO daily_sets",
+    );
+    expect(out).toContain(
+      "CREATE MATERIALIZED VIEW IF NOT EXISTS recent_sets_mv ON CLUSTER 'prod' TO recent_sets",
     );
     expect(out).toMatch(/events ON CLUSTER[\s\S]*?replicated_deduplication_window = 1000/);
   });

@@ -18,7 +18,9 @@ import { rng } from '../support/rng.js';
  * a new zone moves records into another month), consumed by a service SIGKILLed at random instants
  * (during start-up, in the middle of writes and group commits, inside re-datings) and started again;
  * after the last start every list's answer, day by day, equals an independent model in the list's final
- * zone. A failure names its seed: KILL_SEED=<seed> KILL_RUNS=1 repeats it.
+ * zone. Half the stream is in the last ten days, whose sets a write's day recompute reads from
+ * recent_sets (ARCHITECTURE.md, "Storage"). A failure names its seed: KILL_SEED=<seed> KILL_RUNS=1
+ * repeats it (on the same day: the recent half is dated from the run's clock).
  *
  * Sized by the environment (CI runs the defaults, a few minutes; `npm run test:kill` runs more):
  * KILL_SEED (first seed; default: from the clock), KILL_RUNS (seeds, 1), KILL_RECORDS (records a seed, 6000),
@@ -40,7 +42,9 @@ const KILLS = num('KILL_KILLS', 4);
 const USER = 8;
 const KEY = 'property-key';
 const FROM = '2026-09-20';
-const TO = '2026-10-10';
+/** Two days past today: the recent records' local dates in zones ahead of UTC. */
+const TO = new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10);
+const DAY_MS = 86_400_000;
 /** The lists and their `list` records, in the order they are produced (undefined: none yet). */
 const EARLY: Record<number, string | undefined> = {
   80: 'Asia/Tokyo',
@@ -59,6 +63,9 @@ function stream(n: number, seed: number) {
   const types = ['send', 'open', 'click', 'purchase', 'event', 'condition', 'bounce'];
   const lists = Object.keys(EARLY).map(Number);
   const start = Date.parse('2026-09-25T00:00:00Z');
+  // The last 10 days up to now: a write's recompute reads their sets from recent_sets (kept 7 days, read
+  // for 6), the older ones' from daily_sets; some days fall on either side of that edge.
+  const recent = Date.now() - 10 * DAY_MS;
   const wire: unknown[] = [];
   const model: RawActivity[] = [];
   const later: { at: number; w: Record<string, unknown> }[] = [];
@@ -70,8 +77,9 @@ function stream(n: number, seed: number) {
       list_id: lists[Math.floor(rnd() * lists.length)]!,
       workflow_id: 1 + Math.floor(rnd() * 3),
       subscriber_id: 1 + Math.floor(rnd() * 300),
-      // Eleven days around the end of September: zones put the same instant in different months.
-      at: start + Math.floor(rnd() * 11 * 86_400_000),
+      // Half in eleven days around the end of September (zones put the same instant in different
+      // months), half in the last ten days.
+      at: rnd() < 0.5 ? start + Math.floor(rnd() * 11 * DAY_MS) : recent + Math.floor(rnd() * 10 * DAY_MS),
     };
     const w: Record<string, unknown> = { ...r, timestamp: r.at };
     delete w.at;
