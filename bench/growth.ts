@@ -304,6 +304,7 @@ interface Step {
 const TABLES = [
   'events',
   'daily_sets',
+  'recent_sets',
   'daily_scopes',
   'event_ids',
   'list_dating',

@@ -99,7 +99,7 @@ export const DAILY_SETS_VIEW_QUERY = `
  * the view, so they are not read here (never counted twice).
  */
 export const REDATE_SETS = `
-  INSERT INTO daily_sets (list_id, day, workflow_id, trigger_id, type, gen, subs, n, ok, failed, ron, eur)
+  INSERT INTO daily_sets (${SET_COLUMNS})
   SELECT list_id, toDate(coalesce(sent_at, ts), {tz:String}) AS d, workflow_id, trigger_id, type,
     {gen:UInt64}, ${SET_STATES}
   FROM events
@@ -112,7 +112,7 @@ export const REDATE_SETS = `
  * stored: {from} is past the retention's boundary); the days before it are CARRY_SETS.
  */
 export const REDATE_RETAINED_SETS = `
-  INSERT INTO daily_sets (list_id, day, workflow_id, trigger_id, type, gen, subs, n, ok, failed, ron, eur)
+  INSERT INTO daily_sets (${SET_COLUMNS})
   SELECT list_id, toDate(coalesce(sent_at, ts), {tz:String}) AS d, workflow_id, trigger_id, type,
     {gen:UInt64}, ${SET_STATES}
   FROM events
@@ -127,7 +127,7 @@ export const REDATE_RETAINED_SETS = `
  * erasure past retention still takes the subscriber out of every set.
  */
 export const CARRY_SETS = `
-  INSERT INTO daily_sets (list_id, day, workflow_id, trigger_id, type, gen, subs, n, ok, failed, ron, eur)
+  INSERT INTO daily_sets (${SET_COLUMNS})
   WITH (
     SELECT (groupArray(subscriber_id), groupArray(toDate(at, {oldTz:String})))
     FROM (SELECT subscriber_id, max(erased_at) AS at FROM erasures

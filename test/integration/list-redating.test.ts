@@ -138,7 +138,7 @@ describe('ClickHouse failing between a list record and the re-dating, or inside 
       // take the armed operation's place, are housekeeping: their failure fails no write.
       const statement = fault.statement()!;
       const housekeeping =
-        /^ALTER TABLE daily_\w+ DELETE/.test(statement) ||
+        /^ALTER TABLE (daily|recent)_\w+ DELETE/.test(statement) ||
         isCatalogPoll(statement) ||
         isChangePoll(statement);
       expect(res.status === 200, fault.statement()).toBe(housekeeping);
