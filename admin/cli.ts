@@ -17,6 +17,7 @@ import {
 } from './commands.js';
 import { readKey } from './key-source.js';
 import { ServiceClient } from './service-client.js';
+import type { ListingFilter } from '../shared/catalog/listing.js';
 
 /** Each command group's help, printed alone by `admin <group>` and together by --help. */
 const GROUPS: Record<string, string> = {
@@ -87,6 +88,31 @@ async function send(service: ServiceClient, plan: Plan): Promise<void> {
   console.log(plan.done);
 }
 
+/** How long `user add` and `list add` wait for the service's catalog to show what they added. */
+const VISIBLE_WAIT_MS = 60_000;
+
+/**
+ * With Kafka, the service stores a catalog record once its ingest role consumes it, a moment after the
+ * write was answered: wait until its catalog shows the user or list, so that the next command (a grant,
+ * which refuses what the service does not know) finds it, as the README's steps run one after another.
+ * Stored directly, it shows at once. Not there in time: a warning, not an error (it was accepted).
+ */
+async function awaitVisible(service: ServiceClient, filter: ListingFilter, what: string): Promise<void> {
+  const deadline = Date.now() + VISIBLE_WAIT_MS;
+  for (;;) {
+    const listing = await service.catalog(filter);
+    if ((filter.user !== undefined ? listing.users : listing.lists).length > 0) return;
+    if (Date.now() >= deadline) {
+      console.error(
+        `admin: warning: ${what} is not in the service's catalog after ${VISIBLE_WAIT_MS / 1000} s ` +
+          '(with Kafka, the ingest role stores it once it consumes it: is it running?)',
+      );
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 function rotateToken(envFile: string | undefined): void {
   const token = generateKey() + generateKey();
   if (envFile) {
@@ -117,6 +143,7 @@ async function addUser(service: ServiceClient, values: Record<string, string | b
     service,
     exists ? userAdd({ ...values, key: source.generate ? undefined : source.key, replace: true }) : plan,
   );
+  if (!exists) await awaitVisible(service, { user: id }, `user ${id}`);
 }
 
 /** `grant`: refused for a user or list the service does not know, unless --force. */
@@ -184,9 +211,13 @@ async function main(argv: string[]): Promise<number> {
     case 'user add':
       await addUser(service, values);
       return 0;
-    case 'list add':
-      await send(service, listAdd(values));
+    case 'list add': {
+      const plan = listAdd(values);
+      await send(service, plan);
+      const list = plan.records[0]!;
+      if (list.type === 'list') await awaitVisible(service, { list: list.list_id }, `list ${list.list_id}`);
       return 0;
+    }
     case 'grant':
       await addGrant(service, values);
       return 0;
