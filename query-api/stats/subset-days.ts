@@ -4,12 +4,12 @@ import { UNIQUE_TYPES, type ScopeDaySet, type StatsQuery } from '../../shared/cl
 import { safeUnits4, toUnits4 } from '../../shared/money.js';
 
 /**
- * One (workflow, trigger) scope's subscriber sets: per day, one run per unique type of the subscribers'
+ * One (workflow, trigger) scope's subscriber sets of a month: per day, one run per unique type of the subscribers'
  * dense numbers (0 … n - 1 over the list's subscribers: a union is counted by marking, not sorting).
  */
 interface ScopeSets {
-  /** Days ascending. */
-  days: string[];
+  /** Per day of the month (1 … 31), the index i of its runs below; -1 for a day without sets. */
+  dayAt: Int8Array;
   /** Day i, type k (UNIQUE_TYPES order): subs[starts[3i + k] … starts[3i + k + 1]). */
   starts: Uint32Array;
   subs: Uint32Array;
@@ -30,8 +30,11 @@ export interface ListSets {
   ids: number;
   /** Subscriber id → dense number (0 … n - 1). */
   dense: Map<number, number>;
-  /** Per dense subscriber number, the last union (`epoch`) that counted it. */
-  marks: Uint32Array;
+  /**
+   * Per dense subscriber number, the last union (`epoch`, 1 … 255) that counted it: a byte each, so that a
+   * list's 200k subscribers' marks stay in a core's cache (a year's subset marks ~600k ids).
+   */
+  marks: Uint8Array;
   epoch: number;
 }
 
@@ -44,7 +47,7 @@ export function emptySets(): ListSets {
     tick: 0,
     ids: 0,
     dense: new Map(),
-    marks: new Uint32Array(0),
+    marks: new Uint8Array(0),
     epoch: 0,
   };
 }
@@ -97,6 +100,8 @@ export async function packSets(
     if (!month) continue; // a row outside the months asked (none is read: listSets takes their days)
     const days = [...new Set(group.map((r) => r.date))].sort();
     const dayIndex = new Map(days.map((d, i) => [d, i]));
+    const dayAt = new Int8Array(32).fill(-1);
+    for (const [d, i] of dayIndex) dayAt[Number(d.slice(8, 10))] = i;
     const slot = (r: ScopeDaySet) => dayIndex.get(r.date)! * 3 + TYPE_INDEX.get(r.type)!;
     // Each (day, type) run's length at the slot after it, then a running sum: the runs' offsets.
     const starts = new Uint32Array(days.length * 3 + 1);
@@ -111,12 +116,12 @@ export async function packSets(
         subs[at++] = n;
       }
     }
-    month.set(key.slice(8), { days, starts, subs });
+    month.set(key.slice(8), { dayAt, starts, subs });
     total += subs.length;
   }
   // Marks for every dense number before any month using them is seen (a new array: no mark is an epoch).
   if (into.marks.length < dense.size) {
-    into.marks = new Uint32Array(Math.max(dense.size, 2 * into.marks.length));
+    into.marks = new Uint8Array(Math.max(dense.size, 2 * into.marks.length));
     into.epoch = 0;
   }
   forgetMonths(into, packed.keys());
@@ -235,38 +240,61 @@ export function subsetDays(
     return found;
   };
   const dates = [...byDay.keys()].sort();
+  const runs: number[] = [];
   return dates.map((date) => {
     const { day, ron, eur } = byDay.get(date)!;
     const scopeSets = setsOf(date.slice(0, 7));
     day.value_ron = units4(ron);
     day.value_eur = units4(eur);
-    day.sends_unique = unionSize(sets, scopeSets, date, 0);
-    day.opens_unique = unionSize(sets, scopeSets, date, 1);
-    day.clicks_unique = unionSize(sets, scopeSets, date, 2);
+    // The scopes with sets on the day, then each type's union over them.
+    const dom = Number(date.slice(8, 10));
+    const present: ScopeSets[] = [];
+    runs.length = 0;
+    for (const s of scopeSets) {
+      const i = s.dayAt[dom]!;
+      if (i >= 0) {
+        present.push(s);
+        runs.push(i * 3);
+      }
+    }
+    day.sends_unique = unionSize(sets, present, runs, 0);
+    day.opens_unique = unionSize(sets, present, runs, 1);
+    day.clicks_unique = unionSize(sets, present, runs, 2);
     return day;
   });
 }
 
-/** How many distinct subscribers the scopes' sets of type `k` on `date` hold together. */
-function unionSize(sets: ListSets, scopeSets: ScopeSets[], date: string, k: number): number {
-  // Each run holds distinct subscribers: mark what this union counted, so a repeat is not counted.
-  if (sets.epoch === 0xffffffff) {
+/**
+ * How many distinct subscribers the scopes' runs of type `k` hold together (`runs[j]`: the index in
+ * `present[j].starts` of its day's first type). Each run holds distinct subscribers: the first run's are
+ * all counted, a later run's only where not yet marked by this union, and the last run marks nothing.
+ */
+function unionSize(sets: ListSets, present: ScopeSets[], runs: number[], k: number): number {
+  const last = present.length - 1;
+  if (last < 0) return 0;
+  const first = present[0]!;
+  let distinct = first.starts[runs[0]! + k + 1]! - first.starts[runs[0]! + k]!;
+  if (last === 0) return distinct;
+  if (sets.epoch === 255) {
     sets.marks.fill(0);
     sets.epoch = 0;
   }
   const epoch = ++sets.epoch;
   const { marks } = sets;
-  let distinct = 0;
-  for (const s of scopeSets) {
-    const i = firstAtOrAfter(s.days, date);
-    if (s.days[i] !== date) continue;
-    for (let j = s.starts[i * 3 + k]!, end = s.starts[i * 3 + k + 1]!; j < end; j++) {
-      const n = s.subs[j]!;
-      if (marks[n] !== epoch) {
-        marks[n] = epoch;
-        distinct++;
+  for (let p = 0; p <= last; p++) {
+    const { starts, subs } = present[p]!;
+    const end = starts[runs[p]! + k + 1]!;
+    let j = starts[runs[p]! + k]!;
+    if (p === 0) for (; j < end; j++) marks[subs[j]!] = epoch;
+    else if (p < last)
+      for (; j < end; j++) {
+        const n = subs[j]!;
+        if (marks[n] !== epoch) {
+          marks[n] = epoch;
+          distinct++;
+        }
       }
-    }
+    else for (; j < end; j++) if (marks[subs[j]!] !== epoch) distinct++;
   }
   return distinct;
 }

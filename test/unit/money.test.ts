@@ -5,6 +5,7 @@ import {
   centsToNumber,
   formatCents,
   percent,
+  safeUnits4,
   toUnits4,
   unitsToCents,
 } from '../../shared/money.js';
@@ -215,6 +216,15 @@ describe('dayMoney: a day revenue and AOV, the same as the BigInt path at every 
         exact(`${int}.${frac}`, count),
       );
     }
+  });
+});
+
+describe('safeUnits4: the plain-number units of every decimal shape the engine sends', () => {
+  it.each(['0', '7', '12.3', '12.34', '0.0001', '5.', '99999999999.9999', '12.34567'])('%s', (decimal) => {
+    expect(safeUnits4(decimal)).toBe(Number(toUnits4(decimal)));
+  });
+  it('leaves 12 or more integer digits to the BigInt path', () => {
+    expect(safeUnits4('100000000000.5')).toBeUndefined();
   });
 });
 

@@ -59,4 +59,27 @@ describe('a workflow subset answered from held rows and sets', () => {
       },
     ]);
   });
+
+  it('counts a union of three or more runs exactly, every time past the byte marks wrapping', async () => {
+    // Workflow 3 repeats one of 1's subscribers and one of 2's, and has one of its own; 4 repeats all.
+    const sets = await packSets([
+      ids(1, '2026-11-01', 'send', [10, 11, 12]),
+      ids(2, '2026-11-01', 'send', [12, 13]),
+      ids(3, '2026-11-01', 'send', [11, 13, 14]),
+      ids(4, '2026-11-01', 'send', [10, 11, 12, 13, 14]),
+      ids(1, '2026-11-01', 'open', [10]),
+      ids(3, '2026-11-01', 'open', [10]),
+    ]);
+    const scopes4 = new Map([1, 2, 3, 4].map((w) => [`${w}|0`, [day('2026-11-01')]]));
+    const q = { listId: 1, triggerId: null, from: '2026-11-01', to: '2026-11-01' };
+    // 300 answers of two unions each: the marks' epoch wraps (a byte) twice.
+    for (let i = 0; i < 300; i++) {
+      const [three] = subsetDays(scopes4, sets, { ...q, workflowIds: [1, 2, 3] });
+      expect(three).toMatchObject({ sends_unique: 5, opens_unique: 1, clicks_unique: 0 });
+      const [pair] = subsetDays(scopes4, sets, { ...q, workflowIds: [2, 4] });
+      expect(pair).toMatchObject({ sends_unique: 5, opens_unique: 0 });
+      const [one] = subsetDays(scopes4, sets, { ...q, workflowIds: [3, 99] });
+      expect(one).toMatchObject({ sends_unique: 3, opens_unique: 1 });
+    }
+  });
 });
