@@ -9,6 +9,15 @@ import { JsonAnswer } from '../api12/json-answer.js';
 export const STATS_CACHE_MAX_ENTRIES = 10_000;
 export const STATS_CACHE_MAX_BYTES = 64 * 2 ** 20;
 const ENTRY_BYTES = 256;
+/**
+ * An answer this large (a year of days is ~240 KB) is kept only when its query is asked a second time:
+ * distinct year-long answers kept at once filled the cache with buffers that each new one evicted, and
+ * the engine collected them with a full collection every few hundred ms (pauses of 10–20 ms in every
+ * answer's latency at 100M records: BENCHMARKS.md, Growth). A dashboard asks again; a one-off never does.
+ */
+export const STATS_CACHE_LARGE_BYTES = 64 * 1024;
+/** Keys of large answers asked once, remembered at most (a key is ~60 bytes). */
+const ASKED_ONCE_MAX = 10_000;
 
 interface Entry {
   version: number;
@@ -54,6 +63,8 @@ export class StatsCache implements ChangeListener {
   private readonly versions = new Map<number, number>();
   /** Each answer kept, to its key and list: what a request sent again can find it by (repeat-answers.ts). */
   private readonly origins = new WeakMap<JsonAnswer, { key: string; listId: number }>();
+  /** Keys of large answers (STATS_CACHE_LARGE_BYTES) made once and not kept: the next makes one kept. */
+  private readonly askedOnce = new LRUCache<string, true>({ max: ASKED_ONCE_MAX });
   /** Versions are drawn from one counter; `floor` retires every list's entries at once. */
   private seq = 0;
   private floor = 0;
@@ -90,6 +101,7 @@ export class StatsCache implements ChangeListener {
     this.floor = ++this.seq;
     this.versions.clear();
     this.lru.clear();
+    this.askedOnce.clear();
   }
 
   /** Drops every answer kept; nothing changed, so what is held per list version stays valid (benchmarks). */
@@ -120,7 +132,7 @@ export class StatsCache implements ChangeListener {
 
   /**
    * The answer for `q` in `currency` (the list's, which shapes the answer): cached at the list's
-   * current version, else made by `load` (and kept).
+   * current version, else made by `load` (and kept; a large answer from its query's second ask on).
    */
   async read<T>(q: StatsQuery, currency: string, load: () => Promise<JsonAnswer<T>>): Promise<JsonAnswer<T>> {
     // Stale (the change signal read too long ago): a poll now, shared, rather than an engine read here.
@@ -141,7 +153,10 @@ export class StatsCache implements ChangeListener {
     this.inFlight.set(key, { version, answer });
     try {
       const result = await answer;
-      if (this.version(q.listId) === version) {
+      if (result.bytes.length >= STATS_CACHE_LARGE_BYTES && !this.askedOnce.has(key))
+        this.askedOnce.set(key, true);
+      else if (this.version(q.listId) === version) {
+        this.askedOnce.delete(key);
         // Kept as its bytes alone (a later hit that needs the object parses them): the object an answer
         // was made from is ~30 fields a day, and a cache full of year-long answers kept them all in the
         // old generation for every full collection to mark (BENCHMARKS.md, Growth).

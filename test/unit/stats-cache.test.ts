@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JsonAnswer } from '../../query-api/api12/json-answer.js';
-import { StatsCache } from '../../query-api/stats/cache.js';
+import { STATS_CACHE_LARGE_BYTES, StatsCache } from '../../query-api/stats/cache.js';
 
 const Q = { listId: 1, workflowIds: null, triggerId: null, from: '2026-01-01', to: '2026-01-31' };
 const rows = (n: number) => JsonAnswer.from([{ date: '2026-01-02', sends_total: n }]);
@@ -98,5 +98,40 @@ describe('StatsCache: what it keeps', () => {
     expect(hit.value()).toEqual(made.value());
     expect(cache.origin(hit)).toEqual(cache.origin(made));
     expect(cache.origin(hit)).toBeDefined();
+  });
+});
+
+describe('StatsCache: large answers', () => {
+  /** An answer of at least STATS_CACHE_LARGE_BYTES (a year of days is ~240 KB). */
+  const large = (n: number) =>
+    JsonAnswer.from([{ date: '2026-01-02', sends_total: n, pad: 'x'.repeat(STATS_CACHE_LARGE_BYTES) }]);
+
+  it("keeps one only from its query's second ask: a query asked once leaves nothing behind", async () => {
+    const cache = new StatsCache({ enabled: true, ttlMs: 0 });
+    let reads = 0;
+    const load = async () => (reads++, large(reads));
+    expect(text(await cache.read(Q, 'RON', load))).toBe(text(large(1)));
+    expect(cache.size).toBe(0);
+    expect(text(await cache.read(Q, 'RON', load))).toBe(text(large(2))); // asked again: made and kept
+    expect(cache.size).toBe(1);
+    expect(text(await cache.read(Q, 'RON', load))).toBe(text(large(2))); // a hit
+    expect(reads).toBe(2);
+    // Another query's large answer is its own: asked once, not kept.
+    await cache.read({ ...Q, to: '2026-12-31' }, 'RON', load);
+    expect(cache.size).toBe(1);
+  });
+
+  it('a second ask whose read began before a bump is answered but not kept; the next ask is', async () => {
+    const cache = new StatsCache({ enabled: true, ttlMs: 0 });
+    await cache.read(Q, 'RON', async () => large(1));
+    let release!: () => void;
+    const gate = new Promise<void>((ok) => (release = ok));
+    const pending = cache.read(Q, 'RON', async () => (await gate, large(2)));
+    cache.bump([1]);
+    release();
+    expect(text(await pending)).toBe(text(large(2)));
+    expect(cache.size).toBe(0);
+    await cache.read(Q, 'RON', async () => large(3));
+    expect(text(await cache.read(Q, 'RON', async () => large(4)))).toBe(text(large(3)));
   });
 });
