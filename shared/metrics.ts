@@ -93,6 +93,32 @@ const consumerLag = new Gauge({
   registers: [registry],
 });
 
+/** What the stats memory (query-api/stats/day-rows.ts) holds and is reading, read at scrape time. */
+let statsMemory: (() => { size: number; reads: number }) | undefined;
+
+new Gauge({
+  name: 'mailstats_stats_memory_rows',
+  help: 'automation.stats: what the lists held in memory count against STATS_MEMORY_ROWS (day rows; 100 subscriber ids count as one)',
+  registers: [registry],
+  collect() {
+    this.set(statsMemory?.().size ?? 0);
+  },
+});
+
+new Gauge({
+  name: 'mailstats_stats_memory_reads',
+  help: "automation.stats: background reads of a list's day rows, subscriber sets or trigger rows into memory, in flight (meanwhile the engine answers)",
+  registers: [registry],
+  collect() {
+    this.set(statsMemory?.().reads ?? 0);
+  },
+});
+
+/** The stats memory of this process (the newest one set, when a process makes several: tests). */
+export function watchStatsMemory(read: () => { size: number; reads: number }): void {
+  statsMemory = read;
+}
+
 const templatesOverLimits = new Counter({
   name: 'mailstats_templates_over_limits_total',
   help: 'Template records stored although they exceed the render limits (rendering them answers 17007)',

@@ -11,6 +11,7 @@ import {
 } from '../../shared/clickhouse/stats-store.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/log.js';
+import { watchStatsMemory } from '../../shared/metrics.js';
 import type { StatsCache } from './cache.js';
 import {
   dropMonths,
@@ -89,6 +90,7 @@ export class DayRows {
       maxSize: maxRows,
       sizeCalculation: (h) => Math.max(1, h.rows + setsSize(h.sets)),
     });
+    watchStatsMemory(() => ({ size: this.held.calculatedSize, reads: this.loading.size }));
   }
 
   /**

@@ -201,6 +201,8 @@ describe('operations endpoints', () => {
       'mailstats_template_cache_misses_total',
       'mailstats_templates_over_limits_total',
       'mailstats_stats_cache_requests_total',
+      'mailstats_stats_memory_rows',
+      'mailstats_stats_memory_reads',
       'mailstats_clickhouse_errors_total',
       'process_cpu_seconds_total',
     ])

@@ -169,6 +169,26 @@ describe('automation.stats answer cache (embedded)', () => {
   });
 });
 
+describe('the stats memory on /metrics', () => {
+  it('shows what the lists held count against STATS_MEMORY_ROWS, and no read in flight once they are held', async () => {
+    const gauges = async () => {
+      const m = await scrape(svc.url!);
+      return {
+        size: metricValue(m, 'mailstats_stats_memory_rows'),
+        reads: metricValue(m, 'mailstats_stats_memory_reads'),
+      };
+    };
+    await stats(B, '&days=5'); // B's rows are read into memory in the background
+    await svc.dayRows!.settled();
+    const held = svc.dayRows!.heldOf(B)!.size;
+    expect(held).toBeGreaterThan(0);
+    const now = await gauges();
+    expect(now.reads).toBe(0);
+    expect(now.size).toBeGreaterThanOrEqual(held);
+    expect(now.size).toBeLessThanOrEqual(svc.config.STATS_MEMORY_ROWS);
+  });
+});
+
 describe('automation.stats answer cache off', () => {
   it('STATS_CACHE_MS=0 reads ClickHouse every time and still answers the same', async () => {
     // One embedded store per process: the first service goes first.
