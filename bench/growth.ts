@@ -31,6 +31,7 @@ async function heldSettled(url: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
 /**
  * The growth bench (docs: BENCHMARKS.md "Growth"): one store filled in steps, measured at each step.
  * Steps from BENCH_GROWTH_STEPS (comma-separated record counts), default 1M and 3M (CI's size); the

@@ -4,8 +4,9 @@ import { UNIQUE_TYPES, type ScopeDaySet, type StatsQuery } from '../../shared/cl
 import { safeUnits4, toUnits4 } from '../../shared/money.js';
 
 /**
- * One (workflow, trigger) scope's subscriber sets of a month: per day, one run per unique type of the subscribers'
- * dense numbers (0 … n - 1 over the list's subscribers: a union is counted by marking, not sorting).
+ * One (workflow, trigger) scope's subscriber sets of a month: per day, one run per unique type of the
+ * subscribers' dense numbers (0 … n - 1 over the list's subscribers: a union is counted by marking, not
+ * sorting).
  */
 interface ScopeSets {
   /** Per day of the month (1 … 31), the index i of its runs below; -1 for a day without sets. */
